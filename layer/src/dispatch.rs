@@ -1,0 +1,98 @@
+//! The next layer's entry points, resolved once inside `vkCreateInstance` /
+//! `vkCreateDevice` (resolving lazily later made the loader hand back this
+//! layer's own functions and recurse until the stack overflowed).
+
+use ash::vk;
+use std::ffi::{c_void, CStr};
+
+/// Instance-level entry points of the next layer.
+pub(crate) struct InstanceDispatch {
+    pub handle: vk::Instance,
+    pub get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    pub fp: ash::Instance,
+    /// `vkGetPhysicalDeviceFeatures2KHR` / `...Properties2KHR`, when the
+    /// application enabled `VK_KHR_get_physical_device_properties2`.
+    pub get_features2_khr: vk::PFN_vkGetPhysicalDeviceFeatures2,
+    pub get_properties2_khr: vk::PFN_vkGetPhysicalDeviceProperties2,
+    pub has_features2_khr: bool,
+    /// `VK_EXT_debug_utils` instance commands, when the application enabled it.
+    pub debug_utils: Option<ash::ext::debug_utils::InstanceFn>,
+}
+
+impl InstanceDispatch {
+    /// Resolves every entry point through the next layer's `vkGetInstanceProcAddr`.
+    ///
+    /// # Safety
+    /// `gipa` must be the next layer's valid `vkGetInstanceProcAddr` and
+    /// `handle` the instance it just created.
+    pub(crate) unsafe fn load(gipa: vk::PFN_vkGetInstanceProcAddr, handle: vk::Instance, debug_utils: bool) -> Self {
+        let lookup = |name: &CStr| -> *const c_void {
+            // SAFETY: valid next-layer GIPA and instance (caller's contract).
+            unsafe { std::mem::transmute::<vk::PFN_vkVoidFunction, *const c_void>(gipa(handle, name.as_ptr())) }
+        };
+        // SAFETY: `lookup` returns entry points of this instance or null;
+        // ash replaces null ones with stubs that panic (caught by the guards).
+        let fp = unsafe { ash::Instance::load_with(lookup, handle) };
+        let features2 = lookup(c"vkGetPhysicalDeviceFeatures2KHR");
+        let properties2 = lookup(c"vkGetPhysicalDeviceProperties2KHR");
+        InstanceDispatch {
+            handle,
+            get_instance_proc_addr: gipa,
+            get_features2_khr: if features2.is_null() {
+                fp.fp_v1_1().get_physical_device_features2
+            } else {
+                // SAFETY: the name's prototype is vkGetPhysicalDeviceFeatures2's.
+                unsafe { std::mem::transmute::<*const c_void, vk::PFN_vkGetPhysicalDeviceFeatures2>(features2) }
+            },
+            get_properties2_khr: if properties2.is_null() {
+                fp.fp_v1_1().get_physical_device_properties2
+            } else {
+                // SAFETY: as above, for vkGetPhysicalDeviceProperties2.
+                unsafe { std::mem::transmute::<*const c_void, vk::PFN_vkGetPhysicalDeviceProperties2>(properties2) }
+            },
+            has_features2_khr: !features2.is_null(),
+            debug_utils: debug_utils.then(|| ash::ext::debug_utils::InstanceFn::load(lookup)),
+            fp,
+        }
+    }
+}
+
+/// Device-level entry points of the next layer.
+pub(crate) struct DeviceDispatch {
+    pub fp: ash::Device,
+    pub get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
+    pub push_descriptor: Option<ash::khr::push_descriptor::DeviceFn>,
+    /// Present when the application enabled `VK_EXT_debug_utils` (labels).
+    pub debug_utils: Option<ash::ext::debug_utils::DeviceFn>,
+}
+
+impl DeviceDispatch {
+    /// # Safety
+    /// `gdpa` must be the next layer's `vkGetDeviceProcAddr` and `handle` the
+    /// device it just created; `push_descriptor` and `debug_utils` say
+    /// whether the application enabled those extensions.
+    pub(crate) unsafe fn load(
+        gdpa: vk::PFN_vkGetDeviceProcAddr,
+        handle: vk::Device,
+        push_descriptor: bool,
+        debug_utils: bool,
+    ) -> Self {
+        let lookup = |name: &CStr| -> *const c_void {
+            // SAFETY: valid next-layer GDPA and device (caller's contract).
+            unsafe { std::mem::transmute::<vk::PFN_vkVoidFunction, *const c_void>(gdpa(handle, name.as_ptr())) }
+        };
+        DeviceDispatch {
+            // SAFETY: as for the instance table.
+            fp: unsafe { ash::Device::load_with(lookup, handle) },
+            get_device_proc_addr: gdpa,
+            push_descriptor: push_descriptor.then(|| ash::khr::push_descriptor::DeviceFn::load(lookup)),
+            debug_utils: debug_utils.then(|| ash::ext::debug_utils::DeviceFn::load(lookup)),
+        }
+    }
+
+    /// The next layer's entry point for `name`, or null.
+    pub(crate) fn next_proc_addr(&self, name: &CStr) -> vk::PFN_vkVoidFunction {
+        // SAFETY: valid next-layer GDPA and device handle.
+        unsafe { (self.get_device_proc_addr)(self.fp.handle(), name.as_ptr()) }
+    }
+}

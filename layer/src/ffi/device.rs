@@ -1,0 +1,187 @@
+//! `vkCreateDevice` / `vkDestroyDevice`: the next layer's device table, and
+//! for devices that enable `VK_AMDX_shader_enqueue` under emulation a copy of
+//! the create info without the extension and its feature structure, with the
+//! layer's own features merged in.
+
+use super::chain::OwnedChain;
+use super::device_features::enable_layer_features;
+use super::guard::{guard_result, guard_value};
+use super::instance::{instance_of, probe};
+use super::loader::{find_link, LayerDeviceCreateInfo};
+use super::{c_str, dispatch_key, slice};
+use crate::advertise::Support;
+use crate::amdx;
+use crate::dispatch::DeviceDispatch;
+use crate::state::{DeviceState, PhysicalDeviceState, DEVICES};
+use ash::vk;
+use std::ffi::{c_char, CStr};
+use std::sync::Arc;
+
+pub(super) unsafe extern "system" fn create_device(
+    pd: vk::PhysicalDevice,
+    create_info: *const vk::DeviceCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    device: *mut vk::Device,
+) -> vk::Result {
+    guard_result("vkCreateDevice", || {
+        // SAFETY: the loader passes a valid create info.
+        let Some(info) = (unsafe { create_info.as_ref() }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: valid chain; advancing the loader's link is the protocol.
+        let link =
+            unsafe { find_link::<LayerDeviceCreateInfo>(info.p_next, vk::StructureType::LOADER_DEVICE_CREATE_INFO) };
+        // SAFETY: non-null link structures and their layer info are valid.
+        let Some((link, layer_info)) =
+            (unsafe { link.as_mut() }).and_then(|l| unsafe { l.p_layer_info.as_ref() }.map(|i| (l, i)))
+        else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        let (next_gipa, next_gdpa) =
+            (layer_info.pfn_next_get_instance_proc_addr, layer_info.pfn_next_get_device_proc_addr);
+        link.p_layer_info = layer_info.p_next;
+        // SAFETY: caller's contract.
+        let Some(instance) = (unsafe { instance_of(pd) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the next layer's GIPA with its instance.
+        let Some(next_create) = (unsafe { next_gipa(instance.dispatch.handle, c"vkCreateDevice".as_ptr()) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the prototype of vkCreateDevice.
+        let next_create: vk::PFN_vkCreateDevice = unsafe { std::mem::transmute(next_create) };
+
+        let physical = instance.physical_device(pd, |i| probe(i, pd));
+        // SAFETY: the create info's array of extension names.
+        let names: Vec<*const c_char> =
+            unsafe { slice(info.pp_enabled_extension_names, info.enabled_extension_count) }.to_vec();
+        // SAFETY: each name is a valid C string.
+        let enabled = |wanted: &CStr| names.iter().any(|&n| unsafe { c_str(n) } == Some(wanted));
+        let wants_amdx = enabled(amdx::EXTENSION_NAME);
+        let emulated = wants_amdx && physical.support.is_emulated();
+        let result = if !emulated {
+            if let (true, Support::Unavailable(missing)) = (wants_amdx, &physical.support) {
+                tracing::error!(
+                    "vkCreateDevice: VK_AMDX_shader_enqueue cannot be emulated on this device; missing: {}",
+                    missing.join(", ")
+                );
+                return vk::Result::ERROR_FEATURE_NOT_PRESENT;
+            }
+            // Native support, or the extension is not used: untouched.
+            // SAFETY: forwarding the application's arguments.
+            unsafe { next_create(pd, create_info, allocator, device) }
+        } else {
+            // SAFETY: valid create info; `next_create` is the next layer's.
+            unsafe { create_emulated(pd, info, &names, &physical, allocator, device, next_create) }
+        };
+        if result != vk::Result::SUCCESS {
+            return result;
+        }
+        // SAFETY: created just now.
+        let handle = unsafe { *device };
+        // SAFETY: next GDPA and the device it created.
+        let dispatch = unsafe {
+            DeviceDispatch::load(next_gdpa, handle, enabled(c"VK_KHR_push_descriptor"), instance.debug_utils)
+        };
+        let state = DeviceState {
+            dispatch,
+            instance: instance.clone(),
+            physical,
+            emulated,
+            resources: Default::default(),
+            command_buffers: Default::default(),
+            status: Default::default(),
+            pending_reports: Default::default(),
+        };
+        if emulated {
+            tracing::debug!("device {handle:?} created with VK_AMDX_shader_enqueue emulated");
+        }
+        // SAFETY: a valid device.
+        DEVICES.insert(unsafe { dispatch_key(handle) }, Arc::new(state));
+        vk::Result::SUCCESS
+    })
+}
+
+/// Creates the device below without the extension, with the layer's features.
+///
+/// # Safety
+/// `info` must be the application's valid create info.
+unsafe fn create_emulated(
+    pd: vk::PhysicalDevice,
+    info: &vk::DeviceCreateInfo<'static>,
+    names: &[*const c_char],
+    physical: &PhysicalDeviceState,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    device: *mut vk::Device,
+    next_create: vk::PFN_vkCreateDevice,
+) -> vk::Result {
+    // SAFETY: valid chain.
+    let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
+    let features_type = amdx::STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES;
+    if let Some(requested) = chain.get::<amdx::PhysicalDeviceShaderEnqueueFeatures>() {
+        if requested.shader_mesh_enqueue == vk::TRUE {
+            tracing::error!("vkCreateDevice: shaderMeshEnqueue is not supported by the emulation");
+            return vk::Result::ERROR_FEATURE_NOT_PRESENT;
+        }
+    }
+    chain.remove(features_type);
+    // SAFETY: the application's chain is still valid.
+    if unsafe { chain.tail_contains(features_type) } {
+        tracing::warn!(
+            "vkCreateDevice: VkPhysicalDeviceShaderEnqueueFeaturesAMDX follows a structure this layer cannot copy; \
+             it stays in the chain the driver sees"
+        );
+    }
+    // SAFETY: valid when non-null.
+    let mut legacy = unsafe { info.p_enabled_features.as_ref() }.copied();
+    enable_layer_features(&mut chain, &mut legacy, physical.optional);
+    // SAFETY: each name is a valid C string.
+    let names: Vec<*const c_char> =
+        names.iter().copied().filter(|&n| unsafe { c_str(n) } != Some(amdx::EXTENSION_NAME)).collect();
+    let mut copy = *info;
+    copy.p_next = chain.link();
+    copy.enabled_extension_count = names.len() as u32;
+    copy.pp_enabled_extension_names = names.as_ptr();
+    copy.p_enabled_features = legacy.as_ref().map_or(std::ptr::null(), |f| f as *const _);
+    // SAFETY: `copy` and everything it points to live until the call returns.
+    let result = unsafe { next_create(pd, &copy, allocator, device) };
+    if result != vk::Result::SUCCESS {
+        tracing::error!("vkCreateDevice with the layer's features failed: {result:?}");
+    }
+    result
+}
+
+pub(super) unsafe extern "system" fn destroy_device(
+    device: vk::Device,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) {
+    guard_value("vkDestroyDevice", (), || {
+        if device == vk::Device::null() {
+            return;
+        }
+        // SAFETY: a valid device.
+        if let Some(state) = DEVICES.remove(unsafe { dispatch_key(device) }) {
+            let (graphs, meta) = {
+                let mut resources = state.resources.lock();
+                (std::mem::take(&mut resources.graphs), resources.meta.take())
+            };
+            for graph in graphs.values() {
+                tracing::warn!("vkDestroyDevice: execution graph {:?} was not destroyed", graph.handle);
+                graph.destroy(&state);
+            }
+            if let Some(meta) = meta {
+                meta.destroy(&state);
+            }
+            super::report::report_all(&state);
+            if let Some(status) = state.status.lock().take() {
+                status.destroy(&state);
+            }
+            if let Some(module) = state.resources.lock().placeholder_module.take() {
+                // SAFETY: the layer's own module on this device.
+                unsafe { (state.dispatch.fp.fp_v1_0().destroy_shader_module)(device, module, std::ptr::null()) };
+            }
+            // SAFETY: forwarding to the next layer.
+            unsafe { (state.dispatch.fp.fp_v1_0().destroy_device)(device, allocator) };
+        }
+    })
+}

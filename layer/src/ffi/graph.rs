@@ -1,0 +1,391 @@
+//! The seven `VK_AMDX_shader_enqueue` commands on emulated devices:
+//! argument checks and conversion at the boundary, then the runtime in
+//! [`crate::graph`]. Misuse is logged and answered with an error result, or
+//! for commands with no result, by recording nothing.
+
+use super::commands::device_of;
+use super::guard::{guard_command, guard_result};
+use super::resources::node_stage;
+use super::{c_str, slice, status};
+use crate::amdx;
+use crate::graph::pipeline::{create_graph, placeholder_pipeline, GraphPipeline, MetaPipelines};
+use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, ScratchTarget};
+use crate::state::command_buffer::{CommandBufferState, StatusSlot};
+use crate::state::DeviceState;
+use ash::vk;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+fn graph_of(state: &DeviceState, pipeline: vk::Pipeline, command: &str) -> Option<Arc<GraphPipeline>> {
+    let graph = state.resources.lock().graphs.get(&pipeline).cloned();
+    if graph.is_none() {
+        tracing::error!("{command}: {pipeline:?} is not an execution graph pipeline of this device");
+    }
+    graph
+}
+
+/// Creates one graph from a create info.
+///
+/// # Safety
+/// `info` must be a valid `VkExecutionGraphPipelineCreateInfoAMDX`.
+unsafe fn create_one(
+    state: &DeviceState,
+    cache: vk::PipelineCache,
+    info: &amdx::ExecutionGraphPipelineCreateInfo,
+) -> Result<vk::Pipeline, vk::Result> {
+    let mut stages = Vec::new();
+    // SAFETY: the create info's stage array.
+    for (i, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
+        // SAFETY: a valid stage.
+        match unsafe { node_stage(state, stage, info.layout) } {
+            Some(s) => stages.push(s),
+            None => {
+                tracing::error!(
+                    "vkCreateExecutionGraphPipelinesAMDX: stage {i} is neither a node shader module nor inline SPIR-V"
+                );
+                return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
+            }
+        }
+    }
+    // SAFETY: valid when non-null.
+    if let Some(libraries) = unsafe { info.p_library_info.as_ref() } {
+        // SAFETY: the library array.
+        for library in unsafe { slice(libraries.p_libraries, libraries.library_count) } {
+            let resources = state.resources.lock();
+            if let Some(stage) = resources.node_libraries.get(library) {
+                stages.push(stage.clone());
+            } else if let Some(graph_stages) = resources.graph_libraries.get(library) {
+                stages.extend(graph_stages.iter().cloned());
+            } else {
+                tracing::error!(
+                    "vkCreateExecutionGraphPipelinesAMDX: library {library:?} is neither a compute pipeline created \
+                     with the library and execution-graph flags nor an execution graph library"
+                );
+                return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
+            }
+        }
+    }
+    if info.flags.contains(vk::PipelineCreateFlags::LIBRARY_KHR) {
+        // A library is linked only where it is used: keep its stages.
+        let handle = placeholder_pipeline(state, cache, info.layout).map_err(|e| {
+            tracing::error!("vkCreateExecutionGraphPipelinesAMDX: {e}");
+            e.result()
+        })?;
+        tracing::debug!("execution graph library {handle:?}: {} node stages", stages.len());
+        state.resources.lock().graph_libraries.insert(handle, stages);
+        return Ok(handle);
+    }
+    let meta = state.meta_pipelines().map_err(|e| {
+        tracing::error!("vkCreateExecutionGraphPipelinesAMDX: meta pipelines: {e}");
+        e.result()
+    })?;
+    drop(meta);
+    let graph = create_graph(state, cache, &stages, info.layout).map_err(|e| {
+        tracing::error!("vkCreateExecutionGraphPipelinesAMDX: {e}");
+        e.result()
+    })?;
+    let handle = graph.handle;
+    tracing::debug!("execution graph {handle:?}: {} nodes", graph.nodes.len());
+    state.resources.lock().graphs.insert(handle, Arc::new(graph));
+    Ok(handle)
+}
+
+pub(super) unsafe extern "system" fn create_execution_graph_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    infos: *const amdx::ExecutionGraphPipelineCreateInfo,
+    _allocator: *const vk::AllocationCallbacks<'static>,
+    pipelines: *mut vk::Pipeline,
+) -> vk::Result {
+    guard_result("vkCreateExecutionGraphPipelinesAMDX", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        if pipelines.is_null() || (infos.is_null() && count > 0) {
+            tracing::error!("vkCreateExecutionGraphPipelinesAMDX: null pCreateInfos or pPipelines");
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        }
+        // SAFETY: the application's arrays of `count` elements.
+        let (infos, out) = unsafe { (slice(infos, count), std::slice::from_raw_parts_mut(pipelines, count as usize)) };
+        // SAFETY: each create info is valid.
+        super::create_each(infos, out, |info| info.flags, |info| unsafe { create_one(&state, cache, info) })
+    })
+}
+
+pub(super) unsafe extern "system" fn get_scratch_size(
+    device: vk::Device,
+    graph: vk::Pipeline,
+    size: *mut amdx::ExecutionGraphPipelineScratchSize,
+) -> vk::Result {
+    guard_result("vkGetExecutionGraphPipelineScratchSizeAMDX", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        let Some(graph) = graph_of(&state, graph, "vkGetExecutionGraphPipelineScratchSizeAMDX") else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        // SAFETY: the application's output structure.
+        let Some(out) = (unsafe { size.as_mut() }) else {
+            tracing::error!("vkGetExecutionGraphPipelineScratchSizeAMDX: null pSizeInfo");
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        (out.min_size, out.max_size, out.size_granularity) = graph.fixed.sizes();
+        vk::Result::SUCCESS
+    })
+}
+
+pub(super) unsafe extern "system" fn get_node_index(
+    device: vk::Device,
+    graph: vk::Pipeline,
+    node: *const amdx::PipelineShaderStageNodeCreateInfo,
+    index: *mut u32,
+) -> vk::Result {
+    guard_result("vkGetExecutionGraphPipelineNodeIndexAMDX", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        let Some(graph) = graph_of(&state, graph, "vkGetExecutionGraphPipelineNodeIndexAMDX") else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        // SAFETY: valid structure when non-null.
+        let node = unsafe { node.as_ref() };
+        // SAFETY: a valid name when non-null.
+        let name = node.and_then(|n| unsafe { c_str(n.p_name) });
+        let (Some(node), Some(name), false) = (node, name, index.is_null()) else {
+            tracing::error!("vkGetExecutionGraphPipelineNodeIndexAMDX: null pNodeInfo, pNodeInfo->pName or pNodeIndex");
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let wanted = if node.index == amdx::SHADER_INDEX_UNUSED { 0 } else { node.index };
+        let name = name.to_string_lossy();
+        match graph.graph.find(&name, wanted) {
+            Some(position) => {
+                // SAFETY: non-null output pointer.
+                unsafe { *index = position as u32 };
+                vk::Result::SUCCESS
+            }
+            None => {
+                tracing::error!("vkGetExecutionGraphPipelineNodeIndexAMDX: graph has no node (\"{name}\", {wanted})");
+                vk::Result::ERROR_UNKNOWN
+            }
+        }
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_initialize_scratch(
+    cb: vk::CommandBuffer,
+    graph: vk::Pipeline,
+    scratch: vk::DeviceAddress,
+    scratch_size: vk::DeviceSize,
+) {
+    guard_command("vkCmdInitializeGraphScratchMemoryAMDX", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(graph) = graph_of(&state, graph, "vkCmdInitializeGraphScratchMemoryAMDX") else { return };
+        let Some(target) = state.scratch_target(scratch, scratch_size) else {
+            tracing::error!(
+                "vkCmdInitializeGraphScratchMemoryAMDX: [{scratch:#x}, +{scratch_size}) is not inside a buffer created \
+                 with VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX"
+            );
+            return;
+        };
+        if let Err(e) = record::initialize(&state, cb, &graph, target) {
+            tracing::error!("vkCmdInitializeGraphScratchMemoryAMDX: {e}; nothing recorded");
+        }
+    })
+}
+
+/// Reads the host infos of `vkCmdDispatchGraphAMDX` into entry inputs.
+///
+/// # Safety
+/// `count_info` must follow the command's valid usage (host addresses).
+unsafe fn host_inputs(
+    graph: &GraphPipeline,
+    count_info: &amdx::DispatchGraphCountInfo,
+) -> Result<Vec<EntryInput>, String> {
+    let mut inputs = Vec::new();
+    // SAFETY: host address of `count` infos at `stride` (caller's contract).
+    let infos = unsafe { count_info.infos.host_address }.cast::<u8>();
+    if infos.is_null() && count_info.count > 0 {
+        return Err("infos.hostAddress is null".into());
+    }
+    for i in 0..count_info.count as usize {
+        // SAFETY: as above; read unaligned in case of an odd stride.
+        let info: amdx::DispatchGraphInfo = unsafe {
+            std::ptr::read_unaligned(infos.add(i * count_info.stride as usize).cast::<amdx::DispatchGraphInfo>())
+        };
+        let slot = info.node_index as usize;
+        let Some(node) = graph.graph.nodes.get(slot) else {
+            return Err(format!("info {i}: nodeIndex {} is not a node of the graph", info.node_index));
+        };
+        if !node.decl.info.is_api_entry {
+            return Err(format!("info {i}: node \"{}\" is declared IsApiEntryAMDX false", node.decl.name));
+        }
+        let stride = graph.schedules[slot].input_stride as usize;
+        let size = node.decl.info.input.as_ref().map_or(0, |p| p.size as usize);
+        let count = info.payload_count as usize;
+        let mut bytes = vec![0u8; count * stride];
+        // SAFETY: host address of `payloadCount` payloads at `payloadStride`.
+        let payloads = unsafe { info.payloads.host_address }.cast::<u8>();
+        if size > 0 && count > 0 {
+            if payloads.is_null() {
+                return Err(format!("info {i}: payloads.hostAddress is null"));
+            }
+            for r in 0..count {
+                // SAFETY: each payload is at least the node's input size (valid usage).
+                let src = unsafe { std::slice::from_raw_parts(payloads.add(r * info.payload_stride as usize), size) };
+                bytes[r * stride..r * stride + size].copy_from_slice(src);
+            }
+        }
+        inputs.push(EntryInput { slot, count: info.payload_count, bytes });
+    }
+    Ok(inputs)
+}
+
+/// What every graph dispatch command needs, or `None` after logging why
+/// nothing can be recorded.
+struct DispatchContext {
+    state: Arc<DeviceState>,
+    cb_state: CommandBufferState,
+    graph: Arc<GraphPipeline>,
+    target: ScratchTarget,
+    meta: Arc<MetaPipelines>,
+}
+
+impl DispatchContext {
+    fn args(&self, cb: vk::CommandBuffer, status: Option<(vk::Buffer, u32)>) -> DispatchArgs<'_> {
+        DispatchArgs {
+            device: &self.state,
+            cb,
+            cb_state: &self.cb_state,
+            graph: &self.graph,
+            meta: &self.meta,
+            target: self.target,
+            status,
+        }
+    }
+
+    /// Notes the dispatch's status slot in the command buffer, so that its
+    /// submissions are checked at the next host synchronisation point.
+    fn remember_status(&self, cb: vk::CommandBuffer, status: Option<(vk::Buffer, u32)>, levels: &[BTreeSet<usize>]) {
+        let Some((_, slot)) = status else { return };
+        let names: Vec<String> = levels
+            .iter()
+            .map(|level| {
+                let nodes: Vec<String> = level
+                    .iter()
+                    .map(|&n| format!("\"{}\"[{}]", self.graph.nodes[n].name, self.graph.nodes[n].index))
+                    .collect();
+                nodes.join(", ")
+            })
+            .collect();
+        let entry = StatusSlot { slot, graph: self.graph.handle, levels: names.into() };
+        self.state.with_command_buffer(cb, |s| s.status_slots.push(entry));
+    }
+}
+
+/// # Safety
+/// `cb` must be a valid command buffer.
+unsafe fn dispatch_context(
+    name: &str,
+    cb: vk::CommandBuffer,
+    scratch: vk::DeviceAddress,
+    scratch_size: vk::DeviceSize,
+) -> Option<DispatchContext> {
+    // SAFETY: valid command buffer.
+    let state = unsafe { device_of(cb) }?;
+    let cb_state = state.with_command_buffer(cb, |s| s.clone());
+    let graph = graph_of(&state, cb_state.graph.pipeline, name)?;
+    let Some(target) = state.scratch_target(scratch, scratch_size) else {
+        tracing::error!(
+            "{name}: scratch [{scratch:#x}, +{scratch_size}) is not inside a buffer created with \
+             VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX; nothing recorded"
+        );
+        return None;
+    };
+    let meta = state.meta_pipelines().map_err(|e| tracing::error!("{name}: {e}; nothing recorded")).ok()?;
+    Some(DispatchContext { state, cb_state, graph, target, meta })
+}
+
+pub(super) unsafe extern "system" fn cmd_dispatch_graph(
+    cb: vk::CommandBuffer,
+    scratch: vk::DeviceAddress,
+    scratch_size: vk::DeviceSize,
+    count_info: *const amdx::DispatchGraphCountInfo,
+) {
+    guard_command("vkCmdDispatchGraphAMDX", cb, || {
+        const NAME: &str = "vkCmdDispatchGraphAMDX";
+        // SAFETY: valid command buffer.
+        let Some(cx) = (unsafe { dispatch_context(NAME, cb, scratch, scratch_size) }) else { return };
+        // SAFETY: valid when non-null.
+        let Some(count_info) = (unsafe { count_info.as_ref() }) else {
+            tracing::error!("{NAME}: pCountInfo is null; nothing recorded");
+            return;
+        };
+        // SAFETY: host infos (the command's valid usage).
+        let inputs = match unsafe { host_inputs(&cx.graph, count_info) } {
+            Ok(inputs) => inputs,
+            Err(e) => {
+                tracing::error!("{NAME}: {e}; nothing recorded");
+                return;
+            }
+        };
+        let status = status::reserve_slot(&cx.state);
+        match record::dispatch(&cx.args(cb, status), &inputs) {
+            Ok(levels) => cx.remember_status(cb, status, &levels),
+            Err(e) => tracing::error!("{NAME}: {e}; nothing recorded"),
+        }
+    })
+}
+
+/// Records an indirect dispatch, logging failures.
+fn record_indirect(name: &str, cb: vk::CommandBuffer, cx: DispatchContext, source: IndirectSource) {
+    let status = status::reserve_slot(&cx.state);
+    match record::dispatch_indirect(&cx.args(cb, status), source) {
+        Ok(levels) => cx.remember_status(cb, status, &levels),
+        Err(e) => tracing::error!("{name}: {e}; nothing recorded"),
+    }
+}
+
+pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect(
+    cb: vk::CommandBuffer,
+    scratch: vk::DeviceAddress,
+    scratch_size: vk::DeviceSize,
+    count_info: *const amdx::DispatchGraphCountInfo,
+) {
+    guard_command("vkCmdDispatchGraphIndirectAMDX", cb, || {
+        const NAME: &str = "vkCmdDispatchGraphIndirectAMDX";
+        // SAFETY: valid command buffer.
+        let Some(cx) = (unsafe { dispatch_context(NAME, cb, scratch, scratch_size) }) else { return };
+        // SAFETY: valid when non-null.
+        let Some(count_info) = (unsafe { count_info.as_ref() }) else {
+            tracing::error!("{NAME}: pCountInfo is null; nothing recorded");
+            return;
+        };
+        // SAFETY: for this command `infos` is a device address.
+        let infos = unsafe { count_info.infos.device_address };
+        if infos == 0 && count_info.count > 0 {
+            tracing::error!("{NAME}: infos.deviceAddress is 0; nothing recorded");
+            return;
+        }
+        let source = IndirectSource::HostCount { count: count_info.count, infos, stride: count_info.stride };
+        record_indirect(NAME, cb, cx, source);
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect_count(
+    cb: vk::CommandBuffer,
+    scratch: vk::DeviceAddress,
+    scratch_size: vk::DeviceSize,
+    count_info: vk::DeviceAddress,
+) {
+    guard_command("vkCmdDispatchGraphIndirectCountAMDX", cb, || {
+        const NAME: &str = "vkCmdDispatchGraphIndirectCountAMDX";
+        // SAFETY: valid command buffer.
+        let Some(cx) = (unsafe { dispatch_context(NAME, cb, scratch, scratch_size) }) else { return };
+        if count_info == 0 || count_info % 4 != 0 {
+            tracing::error!(
+                "{NAME}: countInfo address {count_info:#x} is null or not 4-byte aligned; nothing recorded"
+            );
+            return;
+        }
+        record_indirect(NAME, cb, cx, IndirectSource::DeviceCount { count_info });
+    })
+}

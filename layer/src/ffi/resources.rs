@@ -1,0 +1,509 @@
+//! Object hooks on emulated devices that the graph runtime depends on:
+//! node shader modules (kept, never shown to the driver), execution-graph
+//! scratch buffers (usage translated, addresses tracked), compute pipelines
+//! created as execution-graph libraries (stages kept for linking), and the
+//! descriptor layouts' dynamic-descriptor counts (for the shadow state).
+
+use super::chain::OwnedChain;
+use super::commands::device_of;
+use super::guard::{guard_result, guard_value};
+use super::{c_str, slice};
+use crate::amdx;
+use crate::spirv_scan::{declares_shader_enqueue, PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
+use crate::state::device::{NodeStage, PipelineLayoutInfo, ScratchBuffer};
+use crate::state::DeviceState;
+use ash::vk::{self, TaggedStructure};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The first node of type `T` in a const chain.
+///
+/// # Safety
+/// `p_next` must be a valid chain.
+unsafe fn find_in_chain<T: TaggedStructure>(mut p_next: *const c_void) -> Option<&'static T> {
+    while !p_next.is_null() {
+        // SAFETY: valid chain.
+        let base = unsafe { &*p_next.cast::<vk::BaseInStructure<'static>>() };
+        if base.s_type == T::STRUCTURE_TYPE {
+            // SAFETY: the sType says it is a `T`.
+            return Some(unsafe { &*p_next.cast::<T>() });
+        }
+        p_next = base.p_next.cast();
+    }
+    None
+}
+
+pub(super) unsafe extern "system" fn create_shader_module(
+    device: vk::Device,
+    create_info: *const vk::ShaderModuleCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    module: *mut vk::ShaderModule,
+) -> vk::Result {
+    guard_result("vkCreateShaderModule", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        let create = state.dispatch.fp.fp_v1_0().create_shader_module;
+        // SAFETY: valid create info with `code_size` bytes of code.
+        let info = unsafe { &*create_info };
+        // SAFETY: as above.
+        let words = unsafe { slice(info.p_code, (info.code_size / 4) as u32) };
+        if !declares_shader_enqueue(words) {
+            // SAFETY: forwarding.
+            return unsafe { create(device, create_info, allocator, module) };
+        }
+        let mut placeholder = *info;
+        placeholder.code_size = std::mem::size_of_val(&PLACEHOLDER_KERNEL);
+        placeholder.p_code = PLACEHOLDER_KERNEL.as_ptr();
+        // SAFETY: the placeholder create info lives across the call.
+        let result = unsafe { create(device, &placeholder, allocator, module) };
+        if result == vk::Result::SUCCESS {
+            // SAFETY: written on success.
+            let handle = unsafe { *module };
+            state.resources.lock().node_modules.insert(handle, Arc::from(words));
+            tracing::debug!("kept node shader module {handle:?} ({} words)", words.len());
+        }
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn destroy_shader_module(
+    device: vk::Device,
+    module: vk::ShaderModule,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) {
+    guard_value("vkDestroyShaderModule", (), || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return };
+        state.resources.lock().node_modules.remove(&module);
+        // SAFETY: forwarding.
+        unsafe { (state.dispatch.fp.fp_v1_0().destroy_shader_module)(device, module, allocator) }
+    })
+}
+
+/// Usages the runtime needs on scratch memory: storage (payload ring and
+/// bookkeeping), indirect (dispatch arguments), transfer dst (fills and host
+/// payload uploads), transfer src (the status word copied out for the
+/// host), device address (kernels reach scratch by pointer).
+const SCRATCH_USAGE: u64 = vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() as u64
+    | vk::BufferUsageFlags::INDIRECT_BUFFER.as_raw() as u64
+    | vk::BufferUsageFlags::TRANSFER_DST.as_raw() as u64
+    | vk::BufferUsageFlags::TRANSFER_SRC.as_raw() as u64
+    | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw() as u64;
+
+/// The usage the driver sees for an application usage.
+pub(crate) fn translated_usage(usage: u64) -> u64 {
+    if usage & amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH != 0 {
+        (usage & !amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH) | SCRATCH_USAGE
+    } else {
+        usage
+    }
+}
+
+pub(super) unsafe extern "system" fn create_buffer(
+    device: vk::Device,
+    create_info: *const vk::BufferCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    buffer: *mut vk::Buffer,
+) -> vk::Result {
+    guard_result("vkCreateBuffer", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        let create = state.dispatch.fp.fp_v1_0().create_buffer;
+        // SAFETY: valid create info.
+        let info = unsafe { &*create_info };
+        // SAFETY: valid chain.
+        let usage2 =
+            unsafe { find_in_chain::<vk::BufferUsageFlags2CreateInfoKHR>(info.p_next) }.map(|u| u.usage.as_raw());
+        let usage = usage2.unwrap_or(info.usage.as_raw() as u64);
+        let scratch = usage & amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH != 0;
+        let keep_usage2 = state.physical.has_maintenance5;
+        if !scratch && (usage2.is_none() || keep_usage2) {
+            // SAFETY: forwarding.
+            return unsafe { create(device, create_info, allocator, buffer) };
+        }
+        let driver_usage = translated_usage(usage);
+        // SAFETY: valid chain.
+        let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
+        match chain.get_mut::<vk::BufferUsageFlags2CreateInfoKHR>() {
+            Some(u2) if keep_usage2 => u2.usage = vk::BufferUsageFlags2KHR::from_raw(driver_usage),
+            _ => {
+                // maintenance5 missing below: the 64-bit usage becomes the 32-bit one.
+                if driver_usage >> 32 != 0 {
+                    tracing::warn!("vkCreateBuffer: usage bits {:#x} need maintenance5; dropped", driver_usage >> 32);
+                }
+                chain.remove(vk::StructureType::BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR);
+            }
+        }
+        let mut copy = *info;
+        copy.usage = vk::BufferUsageFlags::from_raw(driver_usage as u32);
+        copy.p_next = chain.link();
+        // SAFETY: `copy` and its chain live across the call.
+        let result = unsafe { create(device, &copy, allocator, buffer) };
+        if result == vk::Result::SUCCESS && scratch {
+            // SAFETY: written on success.
+            let handle = unsafe { *buffer };
+            let tracked = ScratchBuffer { size: info.size, address: None };
+            state.resources.lock().scratch_buffers.insert(handle, tracked);
+        }
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn destroy_buffer(
+    device: vk::Device,
+    buffer: vk::Buffer,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) {
+    guard_value("vkDestroyBuffer", (), || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return };
+        {
+            let mut resources = state.resources.lock();
+            if let Some(ScratchBuffer { address: Some(address), .. }) = resources.scratch_buffers.remove(&buffer) {
+                resources.scratch_by_address.remove(&address);
+            }
+        }
+        // SAFETY: forwarding.
+        unsafe { (state.dispatch.fp.fp_v1_0().destroy_buffer)(device, buffer, allocator) }
+    })
+}
+
+/// `vkGetBufferDeviceAddress` and its KHR/EXT aliases (the device is 1.3, so
+/// the core entry point serves all three).
+pub(super) unsafe extern "system" fn get_buffer_device_address(
+    device: vk::Device,
+    info: *const vk::BufferDeviceAddressInfo<'static>,
+) -> vk::DeviceAddress {
+    guard_value("vkGetBufferDeviceAddress", 0, || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return 0 };
+        // SAFETY: forwarding.
+        let address = unsafe { (state.dispatch.fp.fp_v1_2().get_buffer_device_address)(device, info) };
+        // SAFETY: valid info.
+        let buffer = unsafe { (*info).buffer };
+        let mut resources = state.resources.lock();
+        if let Some(scratch) = resources.scratch_buffers.get_mut(&buffer) {
+            scratch.address = Some(address);
+            resources.scratch_by_address.insert(address, buffer);
+        }
+        address
+    })
+}
+
+/// The device's placeholder shader module, created on first use.
+fn placeholder_module(state: &DeviceState) -> Result<vk::ShaderModule, vk::Result> {
+    let mut resources = state.resources.lock();
+    if let Some(module) = resources.placeholder_module {
+        return Ok(module);
+    }
+    let info = vk::ShaderModuleCreateInfo::default().code(&PLACEHOLDER_KERNEL);
+    let mut module = vk::ShaderModule::null();
+    // SAFETY: valid device and create info.
+    let result = unsafe {
+        (state.dispatch.fp.fp_v1_0().create_shader_module)(state.handle(), &info, std::ptr::null(), &mut module)
+    };
+    if result != vk::Result::SUCCESS {
+        return Err(result);
+    }
+    resources.placeholder_module = Some(module);
+    Ok(module)
+}
+
+/// Deep copy of a node stage of a library pipeline.
+///
+/// # Safety
+/// `stage` must be a valid stage create info.
+pub(super) unsafe fn node_stage(
+    state: &DeviceState,
+    stage: &vk::PipelineShaderStageCreateInfo<'_>,
+    layout: vk::PipelineLayout,
+) -> Option<NodeStage> {
+    let words: Arc<[u32]> = if stage.module != vk::ShaderModule::null() {
+        state.resources.lock().node_modules.get(&stage.module).cloned()?
+    } else {
+        // Inline code (maintenance5 / graphics pipeline library style).
+        // SAFETY: valid chain.
+        let inline = unsafe { find_in_chain::<vk::ShaderModuleCreateInfo>(stage.p_next) }?;
+        // SAFETY: `code_size` bytes of code.
+        Arc::from(unsafe { slice(inline.p_code, (inline.code_size / 4) as u32) })
+    };
+    // SAFETY: valid strings and chain.
+    let entry_point = unsafe { c_str(stage.p_name) }?.to_string_lossy().into_owned();
+    // SAFETY: valid chain.
+    let node = unsafe { find_in_chain::<NodeInfoTag>(stage.p_next) }.map(|n| &n.0);
+    // SAFETY: valid name when non-null.
+    let node_name = node.and_then(|n| unsafe { c_str(n.p_name) }).map(|n| n.to_string_lossy().into_owned());
+    let node_index = node.map_or(amdx::SHADER_INDEX_UNUSED, |n| n.index);
+    // SAFETY: valid specialization info when non-null.
+    let specialization = match unsafe { stage.p_specialization_info.as_ref() } {
+        None => Vec::new(),
+        Some(spec) => {
+            // SAFETY: `data_size` bytes of data and `map_entry_count` entries.
+            let (data, entries) = unsafe {
+                (
+                    slice(spec.p_data.cast::<u8>(), spec.data_size as u32),
+                    slice(spec.p_map_entries, spec.map_entry_count),
+                )
+            };
+            entries
+                .iter()
+                .filter_map(|e| {
+                    let bytes = data.get(e.offset as usize..e.offset as usize + e.size)?;
+                    Some((e.constant_id, bytes.to_vec()))
+                })
+                .collect()
+        }
+    };
+    Some(NodeStage { words, entry_point, node_name, node_index, specialization, layout })
+}
+
+/// Lets [`find_in_chain`] find the AMDX node create info.
+#[repr(transparent)]
+struct NodeInfoTag(amdx::PipelineShaderStageNodeCreateInfo);
+// SAFETY: transparent over a structure whose first member is this sType.
+unsafe impl TaggedStructure for NodeInfoTag {
+    const STRUCTURE_TYPE: vk::StructureType = amdx::STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO;
+}
+
+/// Creates one compute pipeline: an execution-graph library stage becomes a
+/// placeholder driver pipeline plus the kept stage; anything else goes to the
+/// driver with `VkPipelineCreateFlags2CreateInfoKHR` translated if needed.
+///
+/// # Safety
+/// `info` must be a valid compute pipeline create info.
+unsafe fn create_one_compute_pipeline(
+    state: &DeviceState,
+    cache: vk::PipelineCache,
+    info: &vk::ComputePipelineCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) -> Result<vk::Pipeline, vk::Result> {
+    // SAFETY: valid chain.
+    let flags2 =
+        unsafe { find_in_chain::<vk::PipelineCreateFlags2CreateInfoKHR>(info.p_next) }.map(|f| f.flags.as_raw());
+    let mut copy = *info;
+    // SAFETY: valid chain.
+    let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
+    let graph_stage = flags2.is_some_and(|f| f & amdx::PIPELINE_CREATE_2_EXECUTION_GRAPH != 0);
+    if let Some(flags2) = flags2 {
+        if graph_stage || !state.physical.has_maintenance5 {
+            chain.remove(vk::StructureType::PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR);
+            let low = flags2 & !(amdx::PIPELINE_CREATE_2_EXECUTION_GRAPH | amdx::PIPELINE_CREATE_2_LIBRARY);
+            copy.flags = vk::PipelineCreateFlags::from_raw(low as u32);
+        }
+    }
+    let kept = if graph_stage {
+        // SAFETY: valid stage.
+        let Some(stage) = (unsafe { node_stage(state, &info.stage, info.layout) }) else {
+            tracing::error!(
+                "vkCreateComputePipelines: execution-graph library stage {:?} is neither a node shader module \
+                 (one declaring ShaderEnqueueAMDX) nor inline SPIR-V",
+                info.stage.module
+            );
+            return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
+        };
+        copy.stage.module = placeholder_module(state)?;
+        copy.stage.p_name = PLACEHOLDER_ENTRY_POINT.as_ptr();
+        copy.stage.p_specialization_info = std::ptr::null();
+        copy.stage.p_next = std::ptr::null();
+        Some(stage)
+    } else {
+        None
+    };
+    copy.p_next = chain.link();
+    let mut pipeline = vk::Pipeline::null();
+    // SAFETY: `copy` and its chain live across the call.
+    let result = unsafe {
+        (state.dispatch.fp.fp_v1_0().create_compute_pipelines)(
+            state.handle(),
+            cache,
+            1,
+            &copy,
+            allocator,
+            &mut pipeline,
+        )
+    };
+    if result != vk::Result::SUCCESS {
+        return Err(result);
+    }
+    if let Some(stage) = kept {
+        tracing::debug!("kept execution-graph library stage {:?} as {pipeline:?}", stage.entry_point);
+        state.resources.lock().node_libraries.insert(pipeline, stage);
+    }
+    Ok(pipeline)
+}
+
+pub(super) unsafe extern "system" fn create_compute_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    create_infos: *const vk::ComputePipelineCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    pipelines: *mut vk::Pipeline,
+) -> vk::Result {
+    guard_result("vkCreateComputePipelines", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: the application's array.
+        let infos = unsafe { slice(create_infos, count) };
+        // SAFETY: valid chains.
+        let needs_layer =
+            infos.iter().any(|i| unsafe { find_in_chain::<vk::PipelineCreateFlags2CreateInfoKHR>(i.p_next) }.is_some());
+        if !needs_layer {
+            // SAFETY: forwarding.
+            return unsafe {
+                (state.dispatch.fp.fp_v1_0().create_compute_pipelines)(
+                    device,
+                    cache,
+                    count,
+                    create_infos,
+                    allocator,
+                    pipelines,
+                )
+            };
+        }
+        // SAFETY: the application's output array of `count` handles.
+        let out = unsafe { std::slice::from_raw_parts_mut(pipelines, count as usize) };
+        super::create_each(
+            infos,
+            out,
+            |info| info.flags,
+            |info| {
+                // SAFETY: each create info is valid.
+                unsafe { create_one_compute_pipeline(&state, cache, info, allocator) }
+            },
+        )
+    })
+}
+
+pub(super) unsafe extern "system" fn destroy_pipeline(
+    device: vk::Device,
+    pipeline: vk::Pipeline,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) {
+    guard_value("vkDestroyPipeline", (), || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return };
+        let graph = {
+            let mut resources = state.resources.lock();
+            resources.node_libraries.remove(&pipeline);
+            resources.graph_libraries.remove(&pipeline);
+            resources.graphs.remove(&pipeline)
+        };
+        if let Some(graph) = graph {
+            // The graph's objects include the handle the application held.
+            graph.destroy(&state);
+            return;
+        }
+        // SAFETY: forwarding.
+        unsafe { (state.dispatch.fp.fp_v1_0().destroy_pipeline)(device, pipeline, allocator) }
+    })
+}
+
+pub(super) unsafe extern "system" fn create_descriptor_set_layout(
+    device: vk::Device,
+    create_info: *const vk::DescriptorSetLayoutCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    layout: *mut vk::DescriptorSetLayout,
+) -> vk::Result {
+    guard_result("vkCreateDescriptorSetLayout", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: forwarding.
+        let result = unsafe {
+            (state.dispatch.fp.fp_v1_0().create_descriptor_set_layout)(device, create_info, allocator, layout)
+        };
+        if result == vk::Result::SUCCESS {
+            // SAFETY: valid create info and its bindings.
+            let bindings = unsafe { slice((*create_info).p_bindings, (*create_info).binding_count) };
+            let dynamic: u32 = bindings
+                .iter()
+                .filter(|b| {
+                    matches!(
+                        b.descriptor_type,
+                        vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+                    )
+                })
+                .map(|b| b.descriptor_count)
+                .sum();
+            // SAFETY: written on success.
+            state.resources.lock().set_layout_dynamic_counts.insert(unsafe { *layout }, dynamic);
+        }
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn destroy_descriptor_set_layout(
+    device: vk::Device,
+    layout: vk::DescriptorSetLayout,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) {
+    guard_value("vkDestroyDescriptorSetLayout", (), || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return };
+        state.resources.lock().set_layout_dynamic_counts.remove(&layout);
+        // SAFETY: forwarding.
+        unsafe { (state.dispatch.fp.fp_v1_0().destroy_descriptor_set_layout)(device, layout, allocator) }
+    })
+}
+
+pub(super) unsafe extern "system" fn create_pipeline_layout(
+    device: vk::Device,
+    create_info: *const vk::PipelineLayoutCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    layout: *mut vk::PipelineLayout,
+) -> vk::Result {
+    guard_result("vkCreatePipelineLayout", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: forwarding.
+        let result =
+            unsafe { (state.dispatch.fp.fp_v1_0().create_pipeline_layout)(device, create_info, allocator, layout) };
+        if result == vk::Result::SUCCESS {
+            // SAFETY: valid create info and its set layouts.
+            let (sets, ranges) = unsafe {
+                let info = &*create_info;
+                (
+                    slice(info.p_set_layouts, info.set_layout_count),
+                    slice(info.p_push_constant_ranges, info.push_constant_range_count),
+                )
+            };
+            let mut resources = state.resources.lock();
+            let dynamic_counts =
+                sets.iter().map(|s| resources.set_layout_dynamic_counts.get(s).copied().unwrap_or(0)).collect();
+            let info = PipelineLayoutInfo { set_layouts: sets.to_vec(), push_ranges: ranges.to_vec(), dynamic_counts };
+            // SAFETY: written on success.
+            resources.pipeline_layouts.insert(unsafe { *layout }, Arc::new(info));
+        }
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn destroy_pipeline_layout(
+    device: vk::Device,
+    layout: vk::PipelineLayout,
+    allocator: *const vk::AllocationCallbacks<'static>,
+) {
+    guard_value("vkDestroyPipelineLayout", (), || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return };
+        state.resources.lock().pipeline_layouts.remove(&layout);
+        // SAFETY: forwarding.
+        unsafe { (state.dispatch.fp.fp_v1_0().destroy_pipeline_layout)(device, layout, allocator) }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_usage_is_translated() {
+        let app =
+            amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw() as u64;
+        let driver = translated_usage(app);
+        assert_eq!(driver & amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH, 0);
+        assert_eq!(driver & SCRATCH_USAGE, SCRATCH_USAGE);
+        let plain = vk::BufferUsageFlags::UNIFORM_BUFFER.as_raw() as u64;
+        assert_eq!(translated_usage(plain), plain);
+    }
+}

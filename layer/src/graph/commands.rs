@@ -1,0 +1,269 @@
+//! Recording primitives for the runtime's own commands in the application's
+//! command buffer: buffer updates in `vkCmdUpdateBuffer`-sized chunks,
+//! global barriers, binds, push constants, dispatches, debug-utils labels,
+//! and re-binding what the application had bound (its descriptor sets,
+//! push descriptors and push constants) from the shadow state.
+
+use super::record::ScratchTarget;
+use crate::state::command_buffer::{BindPointState, CommandBufferState, PushedSet};
+use crate::state::DeviceState;
+use ash::vk;
+use std::ffi::CString;
+
+/// `vkCmdUpdateBuffer` takes at most 65536 bytes a call.
+const UPDATE_CHUNK: usize = 65536;
+
+pub(super) struct Recorder<'a> {
+    pub device: &'a DeviceState,
+    pub cb: vk::CommandBuffer,
+    pub target: ScratchTarget,
+}
+
+impl Recorder<'_> {
+    pub(super) fn fp(&self) -> &ash::DeviceFnV1_0 {
+        self.device.dispatch.fp.fp_v1_0()
+    }
+
+    /// Writes `bytes` (padded to 4) at `offset` from the scratch address.
+    pub(super) fn update(&self, offset: u64, bytes: &[u8]) {
+        let mut padded;
+        let bytes = if bytes.len() % 4 == 0 {
+            bytes
+        } else {
+            padded = bytes.to_vec();
+            padded.resize(bytes.len().next_multiple_of(4), 0);
+            &padded
+        };
+        for (i, chunk) in bytes.chunks(UPDATE_CHUNK).enumerate() {
+            let at = self.target.offset + offset + (i * UPDATE_CHUNK) as u64;
+            // SAFETY: recording into the application's command buffer; the
+            // range lies inside the scratch buffer (checked by the caller).
+            unsafe {
+                (self.fp().cmd_update_buffer)(
+                    self.cb,
+                    self.target.buffer,
+                    at,
+                    chunk.len() as u64,
+                    chunk.as_ptr().cast(),
+                )
+            };
+        }
+    }
+
+    pub(super) fn fill_zero(&self, offset: u64, size: u64) {
+        if size > 0 {
+            // SAFETY: as for `update`.
+            unsafe { (self.fp().cmd_fill_buffer)(self.cb, self.target.buffer, self.target.offset + offset, size, 0) };
+        }
+    }
+
+    pub(super) fn barrier(
+        &self,
+        src_stage: vk::PipelineStageFlags,
+        src: vk::AccessFlags,
+        dst_stage: vk::PipelineStageFlags,
+        dst: vk::AccessFlags,
+    ) {
+        let barrier = vk::MemoryBarrier::default().src_access_mask(src).dst_access_mask(dst);
+        // SAFETY: a global memory barrier in the application's command buffer.
+        unsafe {
+            (self.fp().cmd_pipeline_barrier)(
+                self.cb,
+                src_stage,
+                dst_stage,
+                vk::DependencyFlags::empty(),
+                1,
+                &barrier,
+                0,
+                std::ptr::null(),
+                0,
+                std::ptr::null(),
+            )
+        };
+    }
+
+    /// Compute writes (kernels, meta passes) before compute and indirect reads.
+    pub(super) fn compute_barrier(&self) {
+        self.barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::AccessFlags::SHADER_WRITE,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
+        );
+    }
+
+    /// Earlier users of the scratch (graph dispatches) before our transfers.
+    pub(super) fn before_transfer(&self) {
+        self.barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER
+                | vk::PipelineStageFlags::DRAW_INDIRECT
+                | vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_WRITE,
+        );
+    }
+
+    pub(super) fn after_transfer(&self) {
+        self.barrier(
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_WRITE,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
+        );
+    }
+
+    pub(super) fn bind(&self, pipeline: vk::Pipeline) {
+        // SAFETY: recording.
+        unsafe { (self.fp().cmd_bind_pipeline)(self.cb, vk::PipelineBindPoint::COMPUTE, pipeline) };
+    }
+
+    pub(super) fn push<T: Copy>(&self, layout: vk::PipelineLayout, offset: u32, value: &T) {
+        // SAFETY: `value` is plain data of `size_of::<T>()` bytes.
+        unsafe {
+            (self.fp().cmd_push_constants)(
+                self.cb,
+                layout,
+                vk::ShaderStageFlags::COMPUTE,
+                offset,
+                std::mem::size_of::<T>() as u32,
+                (value as *const T).cast(),
+            )
+        };
+    }
+
+    pub(super) fn dispatch_indirect(&self, offset: u64) {
+        // SAFETY: recording; the arguments lie inside the scratch buffer.
+        unsafe { (self.fp().cmd_dispatch_indirect)(self.cb, self.target.buffer, self.target.offset + offset) };
+    }
+
+    pub(super) fn dispatch(&self, x: u32) {
+        // SAFETY: recording.
+        unsafe { (self.fp().cmd_dispatch)(self.cb, x, 1, 1) };
+    }
+
+    pub(super) fn label<R>(&self, name: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
+        let Some(debug) = &self.device.dispatch.debug_utils else { return f() };
+        let name = CString::new(name()).unwrap_or_default();
+        let label = vk::DebugUtilsLabelEXT::default().label_name(&name);
+        // SAFETY: recording; the label lives across the call.
+        unsafe { (debug.cmd_begin_debug_utils_label_ext)(self.cb, &label) };
+        let result = f();
+        // SAFETY: closes the label opened above.
+        unsafe { (debug.cmd_end_debug_utils_label_ext)(self.cb) };
+        result
+    }
+
+    /// Binds the sets and push descriptors recorded for `bind_point` at
+    /// the compute bind point, with `layout` (or each set's own layout).
+    pub(super) fn bind_sets(&self, state: &BindPointState, layout: Option<vk::PipelineLayout>) {
+        for (index, bound) in state.sets.iter().enumerate() {
+            if let Some(bound) = bound {
+                let layout = layout.unwrap_or(bound.layout);
+                // SAFETY: recording with the application's own set handles.
+                unsafe {
+                    (self.fp().cmd_bind_descriptor_sets)(
+                        self.cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout,
+                        index as u32,
+                        1,
+                        &bound.set,
+                        bound.dynamic_offsets.len() as u32,
+                        bound.dynamic_offsets.as_ptr(),
+                    )
+                };
+            }
+        }
+        for (index, pushed) in state.pushed_sets.iter().enumerate() {
+            if let Some(pushed) = pushed {
+                self.push_set(layout.unwrap_or(pushed.layout), index as u32, pushed);
+            }
+        }
+    }
+
+    pub(super) fn push_set(&self, layout: vk::PipelineLayout, set: u32, pushed: &PushedSet) {
+        let Some(f) = &self.device.dispatch.push_descriptor else { return };
+        let infos: Vec<(Vec<vk::DescriptorImageInfo>, Vec<vk::DescriptorBufferInfo>)> = pushed
+            .writes
+            .iter()
+            .map(|w| {
+                (
+                    w.images
+                        .iter()
+                        .map(|&(sampler, image_view, image_layout)| vk::DescriptorImageInfo {
+                            sampler,
+                            image_view,
+                            image_layout,
+                        })
+                        .collect(),
+                    w.buffers
+                        .iter()
+                        .map(|&(buffer, offset, range)| vk::DescriptorBufferInfo { buffer, offset, range })
+                        .collect(),
+                )
+            })
+            .collect();
+        let writes: Vec<vk::WriteDescriptorSet> = pushed
+            .writes
+            .iter()
+            .zip(&infos)
+            .map(|(w, (images, buffers))| {
+                let count = images.len().max(buffers.len()).max(w.texel_views.len()) as u32;
+                let mut write = vk::WriteDescriptorSet::default()
+                    .dst_binding(w.binding)
+                    .dst_array_element(w.array_element)
+                    .descriptor_type(w.descriptor_type);
+                write.descriptor_count = count;
+                write.p_image_info = if images.is_empty() { std::ptr::null() } else { images.as_ptr() };
+                write.p_buffer_info = if buffers.is_empty() { std::ptr::null() } else { buffers.as_ptr() };
+                write.p_texel_buffer_view =
+                    if w.texel_views.is_empty() { std::ptr::null() } else { w.texel_views.as_ptr() };
+                write
+            })
+            .collect();
+        // SAFETY: recording; every array lives across the call.
+        unsafe {
+            (f.cmd_push_descriptor_set_khr)(
+                self.cb,
+                vk::PipelineBindPoint::COMPUTE,
+                layout,
+                set,
+                writes.len() as u32,
+                writes.as_ptr(),
+            )
+        };
+    }
+
+    /// Pushes the application's push-constant bytes again with `layout`
+    /// (compute stage only when `compute_only`).
+    pub(super) fn push_app_constants(
+        &self,
+        cb_state: &CommandBufferState,
+        layout: vk::PipelineLayout,
+        compute_only: bool,
+    ) {
+        let pc = &cb_state.push_constants;
+        for &(stages, offset, size) in &pc.ranges {
+            let stages = if compute_only { stages & vk::ShaderStageFlags::COMPUTE } else { stages };
+            if stages.is_empty() || size == 0 {
+                continue;
+            }
+            let bytes = &pc.bytes[offset as usize..(offset + size) as usize];
+            // SAFETY: recording; the bytes live across the call.
+            unsafe { (self.fp().cmd_push_constants)(self.cb, layout, stages, offset, size, bytes.as_ptr().cast()) };
+        }
+    }
+}
+
+/// Binds the application's compute state again after the graph's dispatches.
+pub(super) fn restore_compute_state(r: &Recorder<'_>, cb_state: &CommandBufferState) {
+    let compute = &cb_state.compute;
+    if compute.pipeline != vk::Pipeline::null() {
+        r.bind(compute.pipeline);
+    }
+    r.bind_sets(compute, None);
+    if cb_state.push_constants.layout != vk::PipelineLayout::null() {
+        r.push_app_constants(cb_state, cb_state.push_constants.layout, false);
+    }
+}

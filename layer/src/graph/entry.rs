@@ -1,0 +1,110 @@
+//! Level 0 of a host dispatch (`vkCmdDispatchGraphAMDX`): the records,
+//! payload bytes and dispatch arguments of the entry nodes, all known on the
+//! host, laid out for the transfer that starts the dispatch.
+
+use super::pipeline::GraphPipeline;
+use super::record::RecordError;
+use super::scratch::{record_words, DynamicLayout};
+use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
+use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN};
+use std::collections::BTreeMap;
+
+/// Records for one entry node of a host dispatch, at the node's input stride.
+#[derive(Clone, Debug)]
+pub struct EntryInput {
+    pub slot: usize,
+    pub count: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// Level 0 of a host dispatch: records, payload bytes and dispatch arguments.
+pub(super) struct EntryLevel {
+    pub payloads: Vec<u8>,
+    pub records: Vec<u32>,
+    pub dispatches: BTreeMap<usize, NodeDispatch>,
+}
+
+pub(super) fn entry_level(
+    graph: &GraphPipeline,
+    dynamic: &DynamicLayout,
+    base: u64,
+    inputs: &[EntryInput],
+) -> Result<EntryLevel, RecordError> {
+    let mut by_slot: BTreeMap<usize, Vec<&EntryInput>> = BTreeMap::new();
+    for input in inputs {
+        by_slot.entry(input.slot).or_default().push(input);
+    }
+    let mut level = EntryLevel { payloads: Vec::new(), records: Vec::new(), dispatches: BTreeMap::new() };
+    let payload_base = base + dynamic.halves[0];
+    let records_base = base + dynamic.records;
+    let mut record_count = 0u64;
+    for (&slot, inputs) in &by_slot {
+        let node = &graph.graph.nodes[slot];
+        let stride = u64::from(graph.schedules[slot].input_stride);
+        let recursion = node.decl.info.max_recursion.unwrap_or(0);
+        // Sharers (SharesInputWithAMDX) read the same records; a grid read
+        // from the payload is the same for all of them.
+        let group = std::iter::once(slot).chain(node.sharers.iter().copied());
+        let grid_schedule = group.clone().map(|n| graph.schedules[n]).find(|s| s.mode == SCHEDULE_DYNAMIC);
+        let first_record = record_count;
+        let mut grid_groups = 0u64;
+        for input in inputs {
+            let start = level.payloads.len().next_multiple_of(ALLOC_ALIGN as usize);
+            level.payloads.resize(start, 0);
+            level.payloads.extend_from_slice(&input.bytes);
+            for i in 0..u64::from(input.count) {
+                let record = RecordRef {
+                    payload: payload_base + start as u64 + i * stride,
+                    workgroup_start: grid_groups.min(u64::from(u32::MAX)) as u32,
+                    remaining_recursion: recursion,
+                };
+                if let Some(schedule) = &grid_schedule {
+                    grid_groups += grid_size(&input.bytes[(i * stride) as usize..], schedule);
+                }
+                level.records.extend_from_slice(&record_words(&record));
+                record_count += 1;
+            }
+        }
+        let count = (record_count - first_record) as u32;
+        let records = records_base + first_record * std::mem::size_of::<RecordRef>() as u64;
+        for n in group {
+            let schedule = graph.schedules[n];
+            let groups = match schedule.mode {
+                SCHEDULE_DYNAMIC => grid_groups,
+                SCHEDULE_STATIC => u64::from(count) * u64::from(schedule.static_groups),
+                _ => u64::from(count.div_ceil(schedule.records_per_workgroup.max(1))),
+            }
+            .min(u64::from(u32::MAX)) as u32;
+            let dispatch = NodeDispatch {
+                indirect: meta_shaders::split_groups(groups),
+                workgroup_count: groups,
+                record_count: count,
+                node_slot: n as u32,
+                records,
+            };
+            level.dispatches.insert(n, dispatch);
+        }
+    }
+    if level.payloads.len() as u64 > dynamic.half_size {
+        return Err(RecordError::PayloadsTooLarge { bytes: level.payloads.len() as u64, capacity: dynamic.half_size });
+    }
+    if record_count > u64::from(dynamic.record_capacity) {
+        return Err(RecordError::TooManyRecords { records: record_count, capacity: dynamic.record_capacity });
+    }
+    Ok(level)
+}
+
+/// Workgroups of a dynamic-grid record (product of its grid components).
+fn grid_size(record: &[u8], schedule: &meta_shaders::NodeSchedule) -> u64 {
+    (0..schedule.grid_components)
+        .map(|c| {
+            let at = (schedule.grid_offset + c * schedule.grid_bytes) as usize;
+            let bytes = record.get(at..at + schedule.grid_bytes as usize).unwrap_or(&[]);
+            match bytes {
+                [a, b] => u64::from(u16::from_le_bytes([*a, *b])),
+                [a, b, c, d] => u64::from(u32::from_le_bytes([*a, *b, *c, *d])),
+                _ => 0,
+            }
+        })
+        .product()
+}

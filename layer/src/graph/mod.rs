@@ -1,0 +1,12 @@
+//! The execution-graph runtime: linking node shaders into a graph
+//! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
+//! objects ([`pipeline`]), and the recording of graph dispatches
+//! ([`record`], with its primitives in [`commands`] and the host-built
+//! first level in [`entry`]).
+
+pub mod commands;
+pub mod entry;
+pub mod link;
+pub mod pipeline;
+pub mod record;
+pub mod scratch;

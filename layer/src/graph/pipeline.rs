@@ -1,0 +1,378 @@
+//! Execution graph pipelines: the nodes are lowered (spirv-lowering), linked
+//! ([`link`](super::link)), and each becomes an ordinary compute pipeline
+//! with a copy of the application's layout whose push-constant range is
+//! extended by the runtime's block. The handle the application holds is a
+//! real driver pipeline (an empty kernel), so debug names and the like work.
+//! The meta pipelines are created once per device.
+
+use super::link::{self, Graph, LinkError, NodeDecl};
+use super::scratch::FixedLayout;
+use crate::amdx;
+use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
+use crate::state::device::NodeStage;
+use crate::state::DeviceState;
+use ash::vk;
+use meta_shaders::NodeSchedule;
+use spirv_lowering::{LaunchMode, LowerError, LowerOptions, SpecMap};
+
+/// Lanes a packed thread-node workgroup runs (a multiple of every common
+/// subgroup size: lavapipe 8, NVIDIA 32, AMD 64).
+pub const THREAD_PACK_WIDTH: u32 = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("{0}")]
+    Link(#[from] LinkError),
+    #[error("node \"{node}\": {error}")]
+    Lower { node: String, error: LowerError },
+    #[error("stage {stage}: {what}")]
+    Stage { stage: usize, what: String },
+    #[error("the layout's push constants end at byte {end}; the runtime's 16-byte block does not fit in {max}")]
+    PushSpace { end: u32, max: u32 },
+    #[error("{call} failed: {result:?}")]
+    Vulkan { call: &'static str, result: vk::Result },
+}
+
+impl GraphError {
+    pub fn result(&self) -> vk::Result {
+        match self {
+            GraphError::Vulkan { result, .. } => *result,
+            _ => vk::Result::ERROR_INITIALIZATION_FAILED,
+        }
+    }
+}
+
+fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
+    if result == vk::Result::SUCCESS {
+        Ok(())
+    } else {
+        Err(GraphError::Vulkan { call, result })
+    }
+}
+
+/// One node's driver pipeline.
+#[derive(Debug)]
+pub struct NodePipeline {
+    pub pipeline: vk::Pipeline,
+    pub name: String,
+    pub index: u32,
+}
+
+/// An execution graph pipeline the application created.
+#[derive(Debug)]
+pub struct GraphPipeline {
+    /// The handle given to the application (an empty driver pipeline).
+    pub handle: vk::Pipeline,
+    pub graph: Graph,
+    pub fixed: FixedLayout,
+    pub schedules: Vec<NodeSchedule>,
+    pub nodes: Vec<NodePipeline>,
+    /// The application's layout, extended by the runtime's push block.
+    pub layout: vk::PipelineLayout,
+    pub push_offset: u32,
+}
+
+/// The layer's own pipelines on one device.
+#[derive(Debug)]
+pub struct MetaPipelines {
+    pub layout: vk::PipelineLayout,
+    pub plan: vk::Pipeline,
+    pub scatter: vk::Pipeline,
+    pub gridscan: vk::Pipeline,
+    pub entry_rank: vk::Pipeline,
+    pub entry_records: vk::Pipeline,
+}
+
+/// Specialization values as the lowering reads them (32-bit constants; a
+/// 64-bit constant contributes its low word, a bool its `VkBool32`).
+fn spec_map(stage: &NodeStage) -> SpecMap {
+    stage
+        .specialization
+        .iter()
+        .filter_map(|(id, bytes)| {
+            let mut word = [0u8; 4];
+            let n = bytes.len().min(4);
+            word[..n].copy_from_slice(bytes.get(..n)?);
+            Some((*id, u32::from_le_bytes(word)))
+        })
+        .collect()
+}
+
+/// How the meta shaders size a node's launches.
+fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -> NodeSchedule {
+    let input_stride = link::input_stride(info);
+    match &info.launch {
+        LaunchMode::BroadcastStatic { grid } => NodeSchedule {
+            mode: meta_shaders::SCHEDULE_STATIC,
+            records_per_workgroup: 1,
+            static_groups: grid.iter().product(),
+            input_stride,
+            ..Default::default()
+        },
+        LaunchMode::BroadcastDynamic { .. } => {
+            let grid = info.input.as_ref().and_then(|i| i.dispatch_grid);
+            NodeSchedule {
+                mode: meta_shaders::SCHEDULE_DYNAMIC,
+                records_per_workgroup: 1,
+                grid_offset: grid.map_or(0, |g| g.offset),
+                grid_bytes: grid.map_or(4, |g| g.component_bytes),
+                grid_components: grid.map_or(3, |g| g.components),
+                input_stride,
+                ..Default::default()
+            }
+        }
+        LaunchMode::Coalescing { .. } | LaunchMode::Thread => NodeSchedule {
+            mode: meta_shaders::SCHEDULE_BATCHED,
+            records_per_workgroup: records_per_workgroup.max(1),
+            input_stride,
+            ..Default::default()
+        },
+    }
+}
+
+/// Creates a compute pipeline from SPIR-V words on the driver.
+pub(crate) fn compute_pipeline(
+    device: &DeviceState,
+    cache: vk::PipelineCache,
+    words: &[u32],
+    entry: &std::ffi::CStr,
+    layout: vk::PipelineLayout,
+    spec: Option<&vk::SpecializationInfo<'_>>,
+) -> Result<vk::Pipeline, GraphError> {
+    let fp = device.dispatch.fp.fp_v1_0();
+    let module_info = vk::ShaderModuleCreateInfo::default().code(words);
+    let mut module = vk::ShaderModule::null();
+    // SAFETY: valid device and create info.
+    check("vkCreateShaderModule", unsafe {
+        (fp.create_shader_module)(device.handle(), &module_info, std::ptr::null(), &mut module)
+    })?;
+    let mut stage =
+        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(entry);
+    if let Some(spec) = spec {
+        stage = stage.specialization_info(spec);
+    }
+    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+    let mut pipeline = vk::Pipeline::null();
+    // SAFETY: valid device, cache and create info.
+    let result =
+        unsafe { (fp.create_compute_pipelines)(device.handle(), cache, 1, &info, std::ptr::null(), &mut pipeline) };
+    // SAFETY: the module is ours and no longer needed.
+    unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
+    check("vkCreateComputePipelines", result)?;
+    Ok(pipeline)
+}
+
+/// A driver pipeline running the empty kernel: the handle an application
+/// holds for a graph or graph library.
+pub fn placeholder_pipeline(
+    device: &DeviceState,
+    cache: vk::PipelineCache,
+    layout: vk::PipelineLayout,
+) -> Result<vk::Pipeline, GraphError> {
+    compute_pipeline(device, cache, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
+}
+
+/// The application's layout with the runtime's push block appended: every
+/// range with the compute stage grows to cover it (Vulkan forbids two
+/// ranges with the same stage), or a compute range is added.
+fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(vk::PipelineLayout, u32), GraphError> {
+    let info = device.pipeline_layout(app_layout);
+    let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
+    let push_offset = end.next_multiple_of(8);
+    let block_end = push_offset + std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
+    let max = device.physical.max_push_constants_size;
+    if block_end > max {
+        return Err(GraphError::PushSpace { end, max });
+    }
+    let mut ranges = info.push_ranges.clone();
+    match ranges.iter_mut().find(|r| r.stage_flags.contains(vk::ShaderStageFlags::COMPUTE)) {
+        Some(r) => r.size = block_end - r.offset,
+        None => ranges.push(vk::PushConstantRange {
+            stage_flags: vk::ShaderStageFlags::COMPUTE,
+            offset: push_offset,
+            size: 16,
+        }),
+    }
+    let create = vk::PipelineLayoutCreateInfo::default().set_layouts(&info.set_layouts).push_constant_ranges(&ranges);
+    let mut layout = vk::PipelineLayout::null();
+    // SAFETY: valid device and create info.
+    check("vkCreatePipelineLayout", unsafe {
+        (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(device.handle(), &create, std::ptr::null(), &mut layout)
+    })?;
+    Ok((layout, push_offset))
+}
+
+/// Creates an execution graph pipeline from its node stages (in node-index
+/// order: stages, then library stages). On error nothing is left behind.
+pub fn create_graph(
+    device: &DeviceState,
+    cache: vk::PipelineCache,
+    stages: &[NodeStage],
+    app_layout: vk::PipelineLayout,
+) -> Result<GraphPipeline, GraphError> {
+    let mut decls = Vec::with_capacity(stages.len());
+    for (i, stage) in stages.iter().enumerate() {
+        let spec = spec_map(stage);
+        let infos = spirv_lowering::analyze_with(&stage.words, &spec)
+            .map_err(|error| GraphError::Lower { node: stage.entry_point.clone(), error })?;
+        let mut info = infos.into_iter().find(|n| n.name == stage.entry_point).ok_or_else(|| GraphError::Stage {
+            stage: i,
+            what: format!("no GLCompute entry point named \"{}\"", stage.entry_point),
+        })?;
+        if info.input_needs_contiguous_records {
+            // The runtime lists records by reference; it does not yet copy a
+            // workgroup's records side by side for code that steps between them.
+            return Err(GraphError::Stage {
+                stage: i,
+                what: format!(
+                    "node \"{}\" steps between its input records with OpPtrAccessChain, which the runtime does \
+                     not support yet (index the input array instead)",
+                    stage.entry_point
+                ),
+            });
+        }
+        link::specialize_output_names(&mut info, &stage.specialization);
+        let name = stage.node_name.clone().unwrap_or_else(|| stage.entry_point.clone());
+        let index = if stage.node_index == amdx::SHADER_INDEX_UNUSED { info.shader_index } else { stage.node_index };
+        decls.push(NodeDecl { name, index, info });
+    }
+    let graph = link::link(decls)?;
+    let (layout, push_offset) = node_layout(device, app_layout)?;
+    let mut owned = Owned { device, pipelines: Vec::new(), layout };
+    let mut nodes = Vec::with_capacity(stages.len());
+    let mut schedules = Vec::with_capacity(stages.len());
+    for (stage, node) in stages.iter().zip(&graph.nodes) {
+        let options = LowerOptions {
+            entry_point: stage.entry_point.clone(),
+            push_offset,
+            max_push_constants_size: device.physical.max_push_constants_size,
+            thread_pack_width: THREAD_PACK_WIDTH,
+            shader_index: node.decl.index,
+            specialization: spec_map(stage),
+        };
+        let lowered = spirv_lowering::lower(&stage.words, &options)
+            .map_err(|error| GraphError::Lower { node: node.decl.name.clone(), error })?;
+        let entries: Vec<vk::SpecializationMapEntry> = stage
+            .specialization
+            .iter()
+            .scan(0usize, |offset, (id, bytes)| {
+                let entry = vk::SpecializationMapEntry { constant_id: *id, offset: *offset as u32, size: bytes.len() };
+                *offset += bytes.len();
+                Some(entry)
+            })
+            .collect();
+        let data: Vec<u8> = stage.specialization.iter().flat_map(|(_, b)| b.iter().copied()).collect();
+        let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let entry = std::ffi::CString::new(stage.entry_point.clone())
+            .map_err(|_| GraphError::Stage { stage: nodes.len(), what: "entry point name contains NUL".into() })?;
+        let pipeline =
+            compute_pipeline(device, cache, &lowered.words, &entry, layout, (!entries.is_empty()).then_some(&spec))?;
+        owned.pipelines.push(pipeline);
+        let mut node_schedule = schedule(&lowered.info, lowered.records_per_workgroup);
+        node_schedule.share_base = node.shares_with.map_or(0, |base| base as u32 + 1);
+        if node.decl.info.is_api_entry {
+            node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
+        }
+        schedules.push(node_schedule);
+        nodes.push(NodePipeline { pipeline, name: node.decl.name.clone(), index: node.decl.index });
+    }
+    let handle = placeholder_pipeline(device, cache, app_layout)?;
+    // Success: the graph owns them now.
+    owned.pipelines.clear();
+    owned.layout = vk::PipelineLayout::null();
+    let fixed = FixedLayout::new(&graph);
+    Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, layout, push_offset })
+}
+
+/// Objects of a graph under construction, destroyed if creation fails.
+struct Owned<'a> {
+    device: &'a DeviceState,
+    pipelines: Vec<vk::Pipeline>,
+    layout: vk::PipelineLayout,
+}
+
+impl Drop for Owned<'_> {
+    fn drop(&mut self) {
+        let fp = self.device.dispatch.fp.fp_v1_0();
+        for &p in &self.pipelines {
+            // SAFETY: created for this graph, never handed out.
+            unsafe { (fp.destroy_pipeline)(self.device.handle(), p, std::ptr::null()) };
+        }
+        if self.layout != vk::PipelineLayout::null() {
+            // SAFETY: as above.
+            unsafe { (fp.destroy_pipeline_layout)(self.device.handle(), self.layout, std::ptr::null()) };
+        }
+    }
+}
+
+impl GraphPipeline {
+    /// Destroys every driver object of the graph (the handle included).
+    pub fn destroy(&self, device: &DeviceState) {
+        let fp = device.dispatch.fp.fp_v1_0();
+        for node in &self.nodes {
+            // SAFETY: the graph's own pipelines.
+            unsafe { (fp.destroy_pipeline)(device.handle(), node.pipeline, std::ptr::null()) };
+        }
+        // SAFETY: the graph's own objects.
+        unsafe {
+            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
+            (fp.destroy_pipeline)(device.handle(), self.handle, std::ptr::null());
+        }
+    }
+}
+
+impl MetaPipelines {
+    /// Push-constant bytes of the largest meta-shader push block.
+    const PUSH_SIZE: u32 = std::mem::size_of::<meta_shaders::EntryPush>() as u32;
+
+    pub fn create(device: &DeviceState) -> Result<Self, GraphError> {
+        let range =
+            vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: Self::PUSH_SIZE };
+        let create = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(std::slice::from_ref(&range));
+        let mut layout = vk::PipelineLayout::null();
+        // SAFETY: valid device and create info.
+        check("vkCreatePipelineLayout", unsafe {
+            (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(
+                device.handle(),
+                &create,
+                std::ptr::null(),
+                &mut layout,
+            )
+        })?;
+        let mut made = MetaPipelines {
+            layout,
+            plan: vk::Pipeline::null(),
+            scatter: vk::Pipeline::null(),
+            gridscan: vk::Pipeline::null(),
+            entry_rank: vk::Pipeline::null(),
+            entry_records: vk::Pipeline::null(),
+        };
+        let cache = vk::PipelineCache::null();
+        let result = (|| {
+            made.plan = compute_pipeline(device, cache, &meta_shaders::PLAN, c"main", layout, None)?;
+            made.scatter = compute_pipeline(device, cache, &meta_shaders::SCATTER, c"main", layout, None)?;
+            made.gridscan = compute_pipeline(device, cache, &meta_shaders::GRIDSCAN, c"main", layout, None)?;
+            made.entry_rank = compute_pipeline(device, cache, &meta_shaders::ENTRY_RANK, c"main", layout, None)?;
+            made.entry_records = compute_pipeline(device, cache, &meta_shaders::ENTRY_RECORDS, c"main", layout, None)?;
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Ok(made),
+            Err(e) => {
+                made.destroy(device);
+                Err(e)
+            }
+        }
+    }
+
+    pub fn destroy(&self, device: &DeviceState) {
+        let fp = device.dispatch.fp.fp_v1_0();
+        // SAFETY: the layer's own objects (null handles are ignored).
+        unsafe {
+            for p in [self.plan, self.scatter, self.gridscan, self.entry_rank, self.entry_records] {
+                (fp.destroy_pipeline)(device.handle(), p, std::ptr::null());
+            }
+            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! Recording of scratch initialisation and graph dispatches into the
+//! application's command buffer. Every step is an ordinary (indirect)
+//! dispatch or buffer update a capture tool can step through:
+//!
+//! 1. transfer: the graph context, level 0's records and payloads (host
+//!    dispatch: known on the host) and cleared counters;
+//! 2. per level: each node that can have records at that level, as an
+//!    indirect dispatch whose arguments the previous level's meta passes
+//!    wrote; then `plan` (record slices, arguments, counter resets),
+//!    `scatter` (record lists) and, when a dynamic-grid node follows,
+//!    `gridscan`, each behind a barrier;
+//! 3. the application's compute state (pipeline, descriptor sets, push
+//!    descriptors, push constants) is bound again.
+
+use super::commands::{restore_compute_state, Recorder};
+use super::entry::{entry_level, EntryLevel};
+use super::pipeline::{GraphPipeline, MetaPipelines};
+use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, STATUS_WORDS};
+use crate::state::command_buffer::CommandBufferState;
+use crate::state::DeviceState;
+use ash::vk;
+use meta_shaders::{EntryPush, GridscanPush, LevelState, PlanPush, ScatterPush, SCHEDULE_DYNAMIC};
+use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush};
+use std::collections::BTreeSet;
+
+pub use super::entry::EntryInput;
+
+/// Scratch memory as a buffer range.
+#[derive(Clone, Copy, Debug)]
+pub struct ScratchTarget {
+    pub buffer: vk::Buffer,
+    /// Offset of the scratch address in `buffer`.
+    pub offset: u64,
+    pub address: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("scratch size {size} is below the graph's minSize {min}")]
+    ScratchTooSmall { size: u64, min: u64 },
+    #[error("scratch address {0:#x} is not 16-byte aligned")]
+    Misaligned(u64),
+    #[error("the dispatch's payloads ({bytes} bytes) exceed the scratch ring half ({capacity} bytes)")]
+    PayloadsTooLarge { bytes: u64, capacity: u64 },
+    #[error("the dispatch's {records} records exceed the scratch record list ({capacity})")]
+    TooManyRecords { records: u64, capacity: u32 },
+}
+
+/// Checks the scratch range and returns its dynamic layout.
+fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLayout, RecordError> {
+    if target.address % 16 != 0 {
+        return Err(RecordError::Misaligned(target.address));
+    }
+    graph
+        .fixed
+        .dynamic(target.size)
+        .ok_or(RecordError::ScratchTooSmall { size: target.size, min: graph.fixed.sizes().0 })
+}
+
+/// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables.
+pub fn initialize(
+    device: &DeviceState,
+    cb: vk::CommandBuffer,
+    graph: &GraphPipeline,
+    target: ScratchTarget,
+) -> Result<(), RecordError> {
+    layout_for(graph, &target)?;
+    let r = Recorder { device, cb, target };
+    r.label(
+        || format!("initialize scratch for graph {:?}", graph.handle),
+        || {
+            r.before_transfer();
+            let tables = graph.fixed.static_tables(&graph.graph, &graph.schedules, target.address);
+            r.update(graph.fixed.dispatches, &tables);
+            r.after_transfer();
+        },
+    );
+    Ok(())
+}
+
+/// Where level 0 of a dispatch comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum IndirectSource {
+    /// `vkCmdDispatchGraphIndirectAMDX`: count and stride on the host, the
+    /// infos (and their payloads) in device memory.
+    HostCount { count: u32, infos: vk::DeviceAddress, stride: u64 },
+    /// `vkCmdDispatchGraphIndirectCountAMDX`: a `VkDispatchGraphCountInfoAMDX`
+    /// in device memory.
+    DeviceCount { count_info: vk::DeviceAddress },
+}
+
+/// Workgroups of the entry passes when the host does not know the count.
+const ENTRY_GROUPS_UNKNOWN_COUNT: u32 = 256;
+
+/// State shared by the steps of one graph dispatch.
+struct Dispatch<'a> {
+    r: Recorder<'a>,
+    graph: &'a GraphPipeline,
+    meta: &'a MetaPipelines,
+    cb_state: &'a CommandBufferState,
+    dynamic: DynamicLayout,
+    /// Where the final status goes for the host: (buffer, slot).
+    status: Option<(vk::Buffer, u32)>,
+}
+
+impl Dispatch<'_> {
+    fn base(&self) -> u64 {
+        self.r.target.address
+    }
+
+    fn dispatch_offset(slot: usize) -> u64 {
+        slot as u64 * std::mem::size_of::<NodeDispatch>() as u64
+    }
+
+    /// Writes the graph context and clears the counters (transfer).
+    fn begin(&self) {
+        let (base, fixed, dynamic) = (self.base(), &self.graph.fixed, &self.dynamic);
+        let context = GraphContext {
+            out_payload_base: base + dynamic.halves[1],
+            out_payload_capacity: dynamic.half_size.min(u64::from(u32::MAX)) as u32,
+            out_payload_top: 0,
+            entries: base + dynamic.entries,
+            entry_capacity: dynamic.entry_capacity,
+            entry_count: 0,
+            node_counts: base + fixed.node_counts,
+            links: base + fixed.links,
+            nodes: base + fixed.node_infos,
+            sink: base + fixed.sink,
+            status: 0,
+            node_count: self.graph.graph.nodes.len() as u32,
+        };
+        let level_state = LevelState { record_capacity: dynamic.record_capacity, ..Default::default() };
+        self.r.update(fixed.context, &words_of(&context_words(&context)));
+        self.r.update(fixed.level_state, &words_of(&level_state_words(&level_state)));
+        self.r.fill_zero(fixed.node_counts, 4 * self.graph.graph.nodes.len() as u64);
+        self.r.fill_zero(fixed.level_status, 4 * u64::from(STATUS_WORDS));
+    }
+
+    /// Level 0 from host payloads: everything written by transfers.
+    fn host_entries(&self, entry: &EntryLevel) {
+        let (fixed, dynamic) = (&self.graph.fixed, &self.dynamic);
+        self.r.before_transfer();
+        self.begin();
+        for (&slot, d) in &entry.dispatches {
+            self.r.update(fixed.dispatches + Self::dispatch_offset(slot), &words_of(&dispatch_words(d)));
+        }
+        self.r.update(dynamic.records, &words_of(&entry.records));
+        self.r.update(dynamic.halves[0], &entry.payloads);
+        self.r.after_transfer();
+    }
+
+    /// Level 0 from infos in device memory: `entry_rank`, `plan`,
+    /// `entry_records` (and `gridscan`) build it on the GPU.
+    fn device_entries(&self, source: IndirectSource) {
+        let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
+        r.before_transfer();
+        self.begin();
+        r.after_transfer();
+        // The rank array borrows the output-entry list, unused before level 0 runs.
+        let rank_capacity = ((u64::from(dynamic.entry_capacity) * 24) / 8).min(u64::from(u32::MAX)) as u32;
+        let mut push = EntryPush {
+            ctx: base + fixed.context,
+            dispatches: base + fixed.dispatches,
+            schedules: base + fixed.schedules,
+            rank_capacity,
+            ranks: base + dynamic.entries,
+            ..Default::default()
+        };
+        let groups = match source {
+            IndirectSource::HostCount { count, infos, stride } => {
+                (push.count, push.infos, push.info_stride) = (count, infos, stride);
+                count.min(rank_capacity).div_ceil(meta_shaders::ENTRY_WORKGROUP).clamp(1, 65535)
+            }
+            IndirectSource::DeviceCount { count_info } => {
+                push.count_info = count_info;
+                ENTRY_GROUPS_UNKNOWN_COUNT
+            }
+        };
+        r.bind(self.meta.entry_rank);
+        r.push(self.meta.layout, 0, &push);
+        r.dispatch(groups);
+        r.compute_barrier();
+        self.plan(base + dynamic.halves[1], 0);
+        r.bind(self.meta.entry_records);
+        r.push(self.meta.layout, 0, &push);
+        r.dispatch(groups.max(ENTRY_GROUPS_UNKNOWN_COUNT));
+        r.compute_barrier();
+        let entries: BTreeSet<usize> = self.api_entries();
+        self.gridscan_if_needed(&entries);
+    }
+
+    fn api_entries(&self) -> BTreeSet<usize> {
+        (0..self.graph.graph.nodes.len()).filter(|&n| self.graph.graph.nodes[n].decl.info.is_api_entry).collect()
+    }
+
+    /// `plan.comp`: record slices and arguments of the next level; the
+    /// status as it stands goes to word `status_index` of the level statuses.
+    fn plan(&self, next_out_base: u64, status_index: u32) {
+        let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
+        let push = PlanPush {
+            ctx: base + fixed.context,
+            dispatches: base + fixed.dispatches,
+            schedules: base + fixed.schedules,
+            records: base + dynamic.records,
+            level: base + fixed.level_state,
+            next_out_base,
+            level_status: base + fixed.level_status + 4 * u64::from(status_index),
+        };
+        r.bind(self.meta.plan);
+        r.push(self.meta.layout, 0, &push);
+        r.dispatch(1);
+        r.compute_barrier();
+    }
+
+    /// `gridscan.comp` when a node of `level` takes its grid from the payload.
+    fn gridscan_if_needed(&self, level: &BTreeSet<usize>) {
+        let (base, fixed, r) = (self.base(), &self.graph.fixed, &self.r);
+        if level.iter().any(|&s| self.graph.schedules[s].mode == SCHEDULE_DYNAMIC) {
+            let push = GridscanPush { dispatches: base + fixed.dispatches, schedules: base + fixed.schedules };
+            r.bind(self.meta.gridscan);
+            r.push(self.meta.layout, 0, &push);
+            r.dispatch(self.graph.graph.nodes.len() as u32);
+            r.compute_barrier();
+        }
+    }
+
+    /// Every level: the node dispatches, then the meta passes that set up the next.
+    fn run_levels(&self, levels: &[BTreeSet<usize>]) {
+        let (base, fixed, dynamic, r, graph) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r, self.graph);
+        for (d, level) in levels.iter().enumerate() {
+            r.label(
+                || format!("level {d}"),
+                || {
+                    r.bind_sets(&self.cb_state.graph, Some(graph.layout));
+                    r.push_app_constants(self.cb_state, graph.layout, true);
+                    for &slot in level {
+                        let node = &graph.nodes[slot];
+                        r.label(
+                            || format!("node \"{}\" [{}]", node.name, node.index),
+                            || {
+                                let dispatch = fixed.dispatches + Self::dispatch_offset(slot);
+                                r.bind(node.pipeline);
+                                r.push(
+                                    graph.layout,
+                                    graph.push_offset,
+                                    &NodePush { dispatch: base + dispatch, ctx: base + fixed.context },
+                                );
+                                r.dispatch_indirect(dispatch);
+                            },
+                        );
+                    }
+                    r.compute_barrier();
+                    let Some(next) = levels.get(d + 1) else { return };
+                    r.label(
+                        || "plan next level".into(),
+                        || {
+                            // Level d writes half (d + 1) % 2; level d + 1 writes the other.
+                            self.plan(base + dynamic.halves[d % 2], d as u32 + 1);
+                            let push = ScatterPush {
+                                ctx: base + fixed.context,
+                                dispatches: base + fixed.dispatches,
+                                schedules: base + fixed.schedules,
+                                level: base + fixed.level_state,
+                            };
+                            r.bind(self.meta.scatter);
+                            r.push(self.meta.layout, 0, &push);
+                            r.dispatch_indirect(fixed.level_state);
+                            r.compute_barrier();
+                            self.gridscan_if_needed(next);
+                        },
+                    );
+                },
+            );
+        }
+        self.copy_status();
+        restore_compute_state(r, self.cb_state);
+    }
+
+    /// Copies the dispatch's status words (after the inputs, after each
+    /// level, final) to its host slot.
+    fn copy_status(&self) {
+        let Some((buffer, slot)) = self.status else { return };
+        let r = &self.r;
+        r.barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::AccessFlags::SHADER_WRITE,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_READ,
+        );
+        let fixed = &self.graph.fixed;
+        let slot_offset = u64::from(slot) * 4 * u64::from(STATUS_WORDS);
+        let snapshots = 4 * u64::from(STATUS_WORDS - 1);
+        let regions = [
+            vk::BufferCopy {
+                src_offset: r.target.offset + fixed.level_status,
+                dst_offset: slot_offset,
+                size: snapshots,
+            },
+            vk::BufferCopy {
+                src_offset: r.target.offset + fixed.context + std::mem::offset_of!(GraphContext, status) as u64,
+                dst_offset: slot_offset + snapshots,
+                size: 4,
+            },
+        ];
+        // SAFETY: recording; every range lies inside its buffer.
+        unsafe { (r.fp().cmd_copy_buffer)(r.cb, r.target.buffer, buffer, regions.len() as u32, regions.as_ptr()) };
+        r.barrier(
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_WRITE,
+            vk::PipelineStageFlags::HOST,
+            vk::AccessFlags::HOST_READ,
+        );
+    }
+}
+
+/// What every graph dispatch is recorded with.
+pub struct DispatchArgs<'a> {
+    pub device: &'a DeviceState,
+    pub cb: vk::CommandBuffer,
+    /// The command buffer's shadow state when the dispatch is recorded.
+    pub cb_state: &'a CommandBufferState,
+    pub graph: &'a GraphPipeline,
+    pub meta: &'a MetaPipelines,
+    pub target: ScratchTarget,
+    /// Where the dispatch's status words go for the host: (buffer, slot).
+    pub status: Option<(vk::Buffer, u32)>,
+}
+
+impl<'a> DispatchArgs<'a> {
+    fn begin(&self) -> Result<Dispatch<'a>, RecordError> {
+        let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
+        let dynamic = layout_for(graph, &target)?;
+        Ok(Dispatch { r: Recorder { device, cb, target }, graph, meta, cb_state, dynamic, status })
+    }
+}
+
+/// `vkCmdDispatchGraphAMDX` with host payloads. Returns the nodes
+/// dispatched at each level.
+pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput]) -> Result<Vec<BTreeSet<usize>>, RecordError> {
+    let run = args.begin()?;
+    let (graph, dynamic) = (args.graph, &run.dynamic);
+    let entry = entry_level(graph, dynamic, args.target.address, inputs)?;
+    let entry_slots: BTreeSet<usize> = entry.dispatches.keys().copied().collect();
+    let levels = graph.graph.levels(&entry_slots);
+    run.r.label(
+        || format!("dispatch graph {:?}", graph.handle),
+        || {
+            run.r.label(|| "graph inputs".into(), || run.host_entries(&entry));
+            run.run_levels(&levels);
+        },
+    );
+    Ok(levels)
+}
+
+/// `vkCmdDispatchGraphIndirectAMDX` / `vkCmdDispatchGraphIndirectCountAMDX`:
+/// level 0 is built on the GPU from infos in device memory; every node that
+/// is an API entry is dispatched at level 0 (those without records get no
+/// workgroups).
+pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Result<Vec<BTreeSet<usize>>, RecordError> {
+    let run = args.begin()?;
+    let graph = args.graph;
+    let levels = graph.graph.levels(&run.api_entries());
+    run.r.label(
+        || format!("dispatch graph {:?} (indirect)", graph.handle),
+        || {
+            run.r.label(|| "graph inputs".into(), || run.device_entries(source));
+            run.run_levels(&levels);
+        },
+    );
+    Ok(levels)
+}
+
+fn level_state_words(l: &LevelState) -> [u32; 8] {
+    let [x, y, z] = l.scatter_groups;
+    [x, y, z, l.scatter_count, l.record_total, l.record_capacity, l.reserved[0], l.reserved[1]]
+}

@@ -1,0 +1,252 @@
+//! Shadow state of one command buffer: what is bound at the compute and the
+//! execution-graph bind points, so the graph runtime can bind the graph's
+//! resources for its own dispatches and restore the application's compute
+//! state afterwards. Pure bookkeeping; the hooks feed it.
+
+use ash::vk;
+
+/// One descriptor set bound at a bind point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BoundSet {
+    pub layout: vk::PipelineLayout,
+    pub set: vk::DescriptorSet,
+    pub dynamic_offsets: Vec<u32>,
+}
+
+/// One descriptor write of a `vkCmdPushDescriptorSetKHR`, deep-copied.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PushedDescriptor {
+    pub binding: u32,
+    pub array_element: u32,
+    pub descriptor_type: vk::DescriptorType,
+    /// (sampler, view, layout) per element.
+    pub images: Vec<(vk::Sampler, vk::ImageView, vk::ImageLayout)>,
+    /// (buffer, offset, range) per element.
+    pub buffers: Vec<(vk::Buffer, vk::DeviceSize, vk::DeviceSize)>,
+    pub texel_views: Vec<vk::BufferView>,
+}
+
+/// The last `vkCmdPushDescriptorSetKHR` for one set index.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PushedSet {
+    pub layout: vk::PipelineLayout,
+    pub writes: Vec<PushedDescriptor>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct BindPointState {
+    pub pipeline: vk::Pipeline,
+    /// Indexed by set number.
+    pub sets: Vec<Option<BoundSet>>,
+    pub pushed_sets: Vec<Option<PushedSet>>,
+}
+
+/// Push-constant bytes (shared by all bind points, as in Vulkan).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PushConstants {
+    pub layout: vk::PipelineLayout,
+    pub bytes: [u8; Self::MAX_BYTES],
+    /// Distinct (stages, offset, size) ranges written, to replay them.
+    pub ranges: Vec<(vk::ShaderStageFlags, u32, u32)>,
+}
+
+impl PushConstants {
+    /// Enough for every driver seen (NVIDIA 256, lavapipe 128).
+    pub const MAX_BYTES: usize = 256;
+}
+
+impl Default for PushConstants {
+    fn default() -> Self {
+        PushConstants { layout: vk::PipelineLayout::null(), bytes: [0; Self::MAX_BYTES], ranges: Vec::new() }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CommandBufferState {
+    pub pool: vk::CommandPool,
+    pub compute: BindPointState,
+    pub graph: BindPointState,
+    pub push_constants: PushConstants,
+    /// A hook panicked while recording: `vkEndCommandBuffer` must fail.
+    pub poisoned: bool,
+    /// The status slot of each graph dispatch recorded.
+    pub status_slots: Vec<StatusSlot>,
+}
+
+/// Where a recorded graph dispatch leaves its status, and what ran when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StatusSlot {
+    pub slot: u32,
+    pub graph: vk::Pipeline,
+    /// The nodes dispatched at each level, as "\"name\"[index]" lists.
+    pub levels: std::sync::Arc<[String]>,
+}
+
+impl CommandBufferState {
+    /// Back to the initial state (begin, reset, pool reset); keeps the pool.
+    pub(crate) fn reset(&mut self) {
+        *self = CommandBufferState { pool: self.pool, ..Default::default() };
+    }
+
+    pub(crate) fn bind_point_mut(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
+        match bind_point {
+            vk::PipelineBindPoint::COMPUTE => Some(&mut self.compute),
+            crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH => Some(&mut self.graph),
+            _ => None,
+        }
+    }
+
+    /// Records `vkCmdBindDescriptorSets`; `dynamic_counts[i]` is the number of
+    /// dynamic descriptors of set `i` of `layout` (missing entries count 0).
+    pub(crate) fn bind_sets(
+        &mut self,
+        bind_point: vk::PipelineBindPoint,
+        layout: vk::PipelineLayout,
+        first_set: u32,
+        sets: &[vk::DescriptorSet],
+        dynamic_offsets: &[u32],
+        dynamic_counts: &[u32],
+    ) {
+        let Some(state) = self.bind_point_mut(bind_point) else { return };
+        let mut offsets = dynamic_offsets;
+        for (i, &set) in sets.iter().enumerate() {
+            let index = first_set as usize + i;
+            let count = (dynamic_counts.get(index).copied().unwrap_or(0) as usize).min(offsets.len());
+            let (mine, rest) = offsets.split_at(count);
+            offsets = rest;
+            if state.sets.len() <= index {
+                state.sets.resize(index + 1, None);
+            }
+            state.sets[index] = Some(BoundSet { layout, set, dynamic_offsets: mine.to_vec() });
+            if let Some(pushed) = state.pushed_sets.get_mut(index) {
+                *pushed = None;
+            }
+        }
+    }
+
+    /// Records `vkCmdPushDescriptorSetKHR` for one set index.
+    pub(crate) fn push_set(&mut self, bind_point: vk::PipelineBindPoint, set: u32, pushed: PushedSet) {
+        let Some(state) = self.bind_point_mut(bind_point) else { return };
+        let index = set as usize;
+        if state.pushed_sets.len() <= index {
+            state.pushed_sets.resize(index + 1, None);
+        }
+        if let Some(bound) = state.sets.get_mut(index) {
+            *bound = None;
+        }
+        let slot = &mut state.pushed_sets[index];
+        match slot {
+            // Later pushes to the same set with the same layout update it.
+            Some(existing) if existing.layout == pushed.layout => {
+                for write in pushed.writes {
+                    existing.writes.retain(|w| (w.binding, w.array_element) != (write.binding, write.array_element));
+                    existing.writes.push(write);
+                }
+            }
+            _ => *slot = Some(pushed),
+        }
+    }
+
+    /// Records `vkCmdPushConstants`; bytes past [`PushConstants::MAX_BYTES`]
+    /// are ignored (the driver rejects them anyway).
+    pub(crate) fn push_constants(
+        &mut self,
+        layout: vk::PipelineLayout,
+        stages: vk::ShaderStageFlags,
+        offset: u32,
+        data: &[u8],
+    ) {
+        let pc = &mut self.push_constants;
+        let start = (offset as usize).min(PushConstants::MAX_BYTES);
+        let end = (start + data.len()).min(PushConstants::MAX_BYTES);
+        pc.bytes[start..end].copy_from_slice(&data[..end - start]);
+        pc.layout = layout;
+        let range = (stages, start as u32, (end - start) as u32);
+        if !pc.ranges.contains(&range) {
+            pc.ranges.push(range);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    fn layout(n: u64) -> vk::PipelineLayout {
+        vk::PipelineLayout::from_raw(n)
+    }
+    fn set(n: u64) -> vk::DescriptorSet {
+        vk::DescriptorSet::from_raw(n)
+    }
+
+    #[test]
+    fn dynamic_offsets_are_split_per_set() {
+        let mut cb = CommandBufferState::default();
+        cb.bind_sets(
+            vk::PipelineBindPoint::COMPUTE,
+            layout(1),
+            1,
+            &[set(10), set(11), set(12)],
+            &[100, 200, 300],
+            &[0, 2, 0, 1],
+        );
+        let sets = &cb.compute.sets;
+        assert_eq!(sets[0], None);
+        assert_eq!(sets[1].as_ref().unwrap().dynamic_offsets, vec![100, 200]);
+        assert!(sets[2].as_ref().unwrap().dynamic_offsets.is_empty());
+        assert_eq!(sets[3].as_ref().unwrap().dynamic_offsets, vec![300]);
+        assert_eq!(cb.graph, BindPointState::default(), "other bind point untouched");
+    }
+
+    #[test]
+    fn graph_bind_point_is_tracked_separately_and_other_points_ignored() {
+        let mut cb = CommandBufferState::default();
+        cb.bind_sets(crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH, layout(2), 0, &[set(5)], &[], &[]);
+        cb.bind_sets(vk::PipelineBindPoint::GRAPHICS, layout(3), 0, &[set(6)], &[], &[]);
+        assert_eq!(cb.graph.sets[0].as_ref().unwrap().set, set(5));
+        assert!(cb.compute.sets.is_empty());
+    }
+
+    #[test]
+    fn push_constants_keep_latest_bytes_and_distinct_ranges() {
+        let mut cb = CommandBufferState::default();
+        let stage = vk::ShaderStageFlags::COMPUTE;
+        cb.push_constants(layout(1), stage, 0, &[1, 2, 3, 4]);
+        cb.push_constants(layout(1), stage, 2, &[9, 9]);
+        cb.push_constants(layout(1), stage, 0, &[5, 6, 7, 8]);
+        assert_eq!(&cb.push_constants.bytes[..4], &[5, 6, 7, 8]);
+        assert_eq!(cb.push_constants.ranges, vec![(stage, 0, 4), (stage, 2, 2)]);
+        cb.push_constants(layout(1), stage, 250, &[1; 16]);
+        assert_eq!(cb.push_constants.ranges.last(), Some(&(stage, 250, 6)));
+    }
+
+    #[test]
+    fn pushed_sets_replace_bound_sets_and_merge_writes() {
+        let mut cb = CommandBufferState::default();
+        let bp = vk::PipelineBindPoint::COMPUTE;
+        cb.bind_sets(bp, layout(1), 0, &[set(1)], &[], &[]);
+        let write = |binding, buffer: u64| PushedDescriptor {
+            binding,
+            array_element: 0,
+            descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
+            images: vec![],
+            buffers: vec![(vk::Buffer::from_raw(buffer), 0, 4)],
+            texel_views: vec![],
+        };
+        cb.push_set(bp, 0, PushedSet { layout: layout(1), writes: vec![write(0, 7), write(1, 8)] });
+        cb.push_set(bp, 0, PushedSet { layout: layout(1), writes: vec![write(0, 9)] });
+        assert_eq!(cb.compute.sets[0], None);
+        let pushed = cb.compute.pushed_sets[0].as_ref().unwrap();
+        assert_eq!(pushed.writes.len(), 2);
+        assert_eq!(pushed.writes[1], write(0, 9));
+    }
+
+    #[test]
+    fn reset_keeps_the_pool_only() {
+        let mut cb = CommandBufferState { pool: vk::CommandPool::from_raw(3), poisoned: true, ..Default::default() };
+        cb.compute.pipeline = vk::Pipeline::from_raw(4);
+        cb.reset();
+        assert_eq!(cb, CommandBufferState { pool: vk::CommandPool::from_raw(3), ..Default::default() });
+    }
+}
