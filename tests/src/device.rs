@@ -1,0 +1,221 @@
+//! A logical device with one compute queue and a command pool; it owns the
+//! resources created through its helpers and destroys them (and itself) on drop.
+
+use std::ffi::{c_char, CStr};
+use std::sync::Mutex;
+
+use ash::vk;
+
+use crate::error::{Error, Result};
+use crate::instance::TestInstance;
+
+static QUEUE_PRIORITY: [f32; 1] = [1.0];
+
+/// The queue create info the harness uses: one queue of `family`.
+pub fn queue_info(family: u32) -> vk::DeviceQueueCreateInfo<'static> {
+    vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&QUEUE_PRIORITY)
+}
+
+/// The first queue family of `pd` with compute support.
+pub fn compute_queue_family(instance: &TestInstance, pd: vk::PhysicalDevice) -> Result<u32> {
+    // SAFETY: valid physical device.
+    let families = unsafe { instance.instance.get_physical_device_queue_family_properties(pd) };
+    families
+        .iter()
+        .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        .map(|i| i as u32)
+        .ok_or_else(|| Error::Setup("no compute queue family".into()))
+}
+
+/// Something a [`TestDevice`] destroys when dropped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Owned {
+    Buffer(vk::Buffer, vk::DeviceMemory),
+    ShaderModule(vk::ShaderModule),
+    Pipeline(vk::Pipeline),
+    PipelineLayout(vk::PipelineLayout),
+    SetLayout(vk::DescriptorSetLayout),
+    DescriptorPool(vk::DescriptorPool),
+}
+
+/// A device created through the loader (and so through the layers).
+pub struct TestDevice<'i> {
+    pub instance: &'i TestInstance,
+    pub physical: vk::PhysicalDevice,
+    pub device: ash::Device,
+    pub queue: vk::Queue,
+    pub queue_family: u32,
+    pub pool: vk::CommandPool,
+    pub memory_properties: vk::PhysicalDeviceMemoryProperties,
+    owned: Mutex<Vec<Owned>>,
+}
+
+impl<'i> TestDevice<'i> {
+    /// A device with `extensions` enabled and nothing in pNext.
+    pub fn new(instance: &'i TestInstance, physical: vk::PhysicalDevice, extensions: &[&CStr]) -> Result<Self> {
+        let family = compute_queue_family(instance, physical)?;
+        let queues = [queue_info(family)];
+        let names: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
+        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&names);
+        Self::create(instance, physical, &info)
+    }
+
+    /// A device the way an AMDX application makes one: `VK_AMDX_shader_enqueue`
+    /// enabled, `VkPhysicalDeviceShaderEnqueueFeaturesAMDX { shaderEnqueue }`
+    /// and `Vulkan12Features { bufferDeviceAddress }` chained (the app needs
+    /// device addresses for scratch memory itself).
+    pub fn with_amdx(instance: &'i TestInstance, physical: vk::PhysicalDevice) -> Result<Self> {
+        Self::with_amdx_features(instance, physical, vk::PhysicalDeviceFeatures::default())
+    }
+
+    /// [`Self::with_amdx`] with core features the test's shaders need (e.g. `shaderInt16`).
+    pub fn with_amdx_features(
+        instance: &'i TestInstance,
+        physical: vk::PhysicalDevice,
+        features: vk::PhysicalDeviceFeatures,
+    ) -> Result<Self> {
+        let family = compute_queue_family(instance, physical)?;
+        let queues = [queue_info(family)];
+        let names = [crate::amdx::EXTENSION_NAME.as_ptr()];
+        let mut amdx =
+            crate::amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&names)
+            .enabled_features(&features)
+            .push_next(&mut amdx)
+            .push_next(&mut v12);
+        Self::create(instance, physical, &info)
+    }
+
+    /// A device from a caller-built create info. It must have exactly one
+    /// queue create info (use [`queue_info`] with [`compute_queue_family`]).
+    pub fn create(
+        instance: &'i TestInstance,
+        physical: vk::PhysicalDevice,
+        info: &vk::DeviceCreateInfo<'_>,
+    ) -> Result<Self> {
+        if info.queue_create_info_count != 1 || info.p_queue_create_infos.is_null() {
+            return Err(Error::Setup("TestDevice::create needs one queue create info".into()));
+        }
+        // SAFETY: checked non-null above; the caller built it with ash builders.
+        let family = unsafe { (*info.p_queue_create_infos).queue_family_index };
+        // SAFETY: the create info and its chain are valid for the call.
+        let device =
+            unsafe { instance.instance.create_device(physical, info, None) }.map_err(Error::vk("vkCreateDevice"))?;
+        // SAFETY: queue 0 of `family` was requested above.
+        let queue = unsafe { device.get_device_queue(family, 0) };
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: valid device.
+        let pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: the device has no children yet.
+                unsafe { device.destroy_device(None) };
+                return Err(Error::vk("vkCreateCommandPool")(e));
+            }
+        };
+        // SAFETY: valid physical device.
+        let memory_properties = unsafe { instance.instance.get_physical_device_memory_properties(physical) };
+        Ok(Self {
+            instance,
+            physical,
+            device,
+            queue,
+            queue_family: family,
+            pool,
+            memory_properties,
+            owned: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Resolves a device command through `vkGetDeviceProcAddr` (through the layers).
+    pub fn proc_addr(&self, name: &CStr) -> vk::PFN_vkVoidFunction {
+        // SAFETY: valid device handle and NUL-terminated name.
+        unsafe { (self.instance.instance.fp_v1_0().get_device_proc_addr)(self.device.handle(), name.as_ptr()) }
+    }
+
+    /// Records with `record`, submits once, waits for completion. An error
+    /// from `vkEndCommandBuffer` (e.g. a poisoned command buffer) is returned.
+    pub fn submit_once(&self, record: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: valid device and pool.
+        let cb =
+            unsafe { self.device.allocate_command_buffers(&alloc) }.map_err(Error::vk("vkAllocateCommandBuffers"))?[0];
+        let result = self.record_and_submit(cb, record);
+        // SAFETY: the command buffer is idle (waited on) or was never submitted.
+        unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
+        result
+    }
+
+    fn record_and_submit(&self, cb: vk::CommandBuffer, record: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: cb is a fresh primary command buffer of this device.
+        unsafe { self.device.begin_command_buffer(cb, &begin) }.map_err(Error::vk("vkBeginCommandBuffer"))?;
+        record(cb);
+        // SAFETY: cb is recording.
+        unsafe { self.device.end_command_buffer(cb) }.map_err(Error::vk("vkEndCommandBuffer"))?;
+        // SAFETY: valid device.
+        let fence = unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }
+            .map_err(Error::vk("vkCreateFence"))?;
+        let cbs = [cb];
+        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        // SAFETY: cb is executable; fence is unsignalled.
+        let res = unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
+            .map_err(Error::vk("vkQueueSubmit"))
+            .and_then(|()| {
+                // SAFETY: the fence was submitted above.
+                unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(Error::vk("vkWaitForFences"))
+            });
+        // SAFETY: the fence is signalled or was never submitted.
+        unsafe { self.device.destroy_fence(fence, None) };
+        res
+    }
+
+    /// Index of a memory type allowed by `type_bits` with all of `flags`.
+    pub fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32> {
+        let props = &self.memory_properties;
+        (0..props.memory_type_count)
+            .find(|&i| type_bits & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(flags))
+            .ok_or_else(|| Error::Setup(format!("no memory type with {flags:?}")))
+    }
+
+    pub(crate) fn own(&self, o: Owned) {
+        if let Ok(mut v) = self.owned.lock() {
+            v.push(o);
+        }
+    }
+}
+
+impl Drop for TestDevice<'_> {
+    fn drop(&mut self) {
+        let d = &self.device;
+        // SAFETY: everything below was created from this device and is idle
+        // after the wait; destroyed newest first, then the pool and device.
+        unsafe {
+            let _ = d.device_wait_idle();
+            let owned = self.owned.get_mut().map(std::mem::take).unwrap_or_default();
+            for o in owned.into_iter().rev() {
+                match o {
+                    Owned::Buffer(b, m) => {
+                        d.destroy_buffer(b, None);
+                        d.free_memory(m, None);
+                    }
+                    Owned::ShaderModule(s) => d.destroy_shader_module(s, None),
+                    Owned::Pipeline(p) => d.destroy_pipeline(p, None),
+                    Owned::PipelineLayout(l) => d.destroy_pipeline_layout(l, None),
+                    Owned::SetLayout(l) => d.destroy_descriptor_set_layout(l, None),
+                    Owned::DescriptorPool(p) => d.destroy_descriptor_pool(p, None),
+                }
+            }
+            d.destroy_command_pool(self.pool, None);
+            d.destroy_device(None);
+        }
+    }
+}

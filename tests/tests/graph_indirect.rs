@@ -1,0 +1,127 @@
+//! `vkCmdDispatchGraphIndirectAMDX` and `vkCmdDispatchGraphIndirectCountAMDX`
+//! (issue 5) on the hello chain: infos and payloads in device memory, the
+//! count on the host or in device memory too. An info naming a node out of
+//! range is dropped on the GPU, flagged, and reported at the fence wait
+//! through the debug-utils messenger; the others run and match the CPU model.
+
+use ash::vk;
+use conformance_tests::amdx::{PfnCmdDispatchGraph, PfnCmdDispatchGraphIndirectCount};
+use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
+use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
+
+const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
+
+/// CPU model of the chain (see graph_dispatch.rs).
+fn hello_model(first: &[(u32, u32)], second: &[(u32, u32)]) -> Vec<u32> {
+    let mut uav = vec![0u32; 8];
+    for &(grid, r) in first {
+        for gid in 0..grid * 2 {
+            uav[r as usize] += gid * 2 + gid % 2 + 1;
+            uav[4 + r as usize] += 1;
+        }
+    }
+    for &(r, increment) in second {
+        uav[r as usize] += increment;
+        uav[4 + r as usize] += 1;
+    }
+    uav
+}
+
+/// A `VkDispatchGraphInfoAMDX` as 6 words.
+fn info(node: u32, count: u32, payloads: u64, stride: u64) -> [u32; 6] {
+    [node, count, payloads as u32, (payloads >> 32) as u32, stride as u32, (stride >> 32) as u32]
+}
+
+fn device_buffer(dev: &TestDevice<'_>, words: &[u32]) -> HostBuffer {
+    let usage = vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS | vk::BufferUsageFlags::INDIRECT_BUFFER;
+    let buffer = dev.create_host_buffer(4 * words.len().max(1) as u64, usage).expect("buffer");
+    buffer.write_u32(words).expect("write");
+    buffer
+}
+
+#[test]
+fn indirect_and_indirect_count_dispatches() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    inst.log().tolerate("EMU-SE-execution-graph-status");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        let stages = [
+            Stage { entry: "firstNode", node: None },
+            Stage { entry: "secondNode", node: None },
+            Stage { entry: "thirdNode", node: None },
+        ];
+        let graph = TestGraph::new(&dev, HELLO, &stages, &[&uav], 0).expect("graph");
+        let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
+        let get = |name: &std::ffi::CStr| dev.proc_addr(name).expect("entry point");
+        // SAFETY: the prototypes of the names asked for.
+        let (indirect, indirect_count) = unsafe {
+            (
+                std::mem::transmute::<unsafe extern "system" fn(), PfnCmdDispatchGraph>(get(
+                    c"vkCmdDispatchGraphIndirectAMDX",
+                )),
+                std::mem::transmute::<unsafe extern "system" fn(), PfnCmdDispatchGraphIndirectCount>(get(
+                    c"vkCmdDispatchGraphIndirectCountAMDX",
+                )),
+            )
+        };
+        // firstNode records (grid, index), packed; secondNode records
+        // (index, increment) at a 16-byte stride with padding.
+        let first = [(3u32, 0u32), (1, 2)];
+        let second = [(1u32, 40u32), (3, 5), (1, 2)];
+        let first_payloads = device_buffer(&dev, &first.iter().flat_map(|&(g, r)| [g, r]).collect::<Vec<_>>());
+        let second_payloads =
+            device_buffer(&dev, &second.iter().flat_map(|&(r, i)| [r, i, 0xdead, 0xbeef]).collect::<Vec<_>>());
+        let (p1, p2) = (first_payloads.address.expect("address"), second_payloads.address.expect("address"));
+        let infos_words: Vec<u32> =
+            [info(0, 2, p1, 8), info(99, 5, p1, 8), info(1, 3, p2, 16)].into_iter().flatten().collect();
+        let infos = device_buffer(&dev, &infos_words);
+        let infos_address = infos.address.expect("address");
+        // VkDispatchGraphCountInfoAMDX { count, (pad), infos, stride } in device memory.
+        let count_info = device_buffer(&dev, &[3, 0, infos_address as u32, (infos_address >> 32) as u32, 24, 0]);
+        let want = hello_model(&first, &second);
+        let scratch_address = scratch.address.expect("address");
+
+        for use_count_info in [false, true] {
+            uav.write_u32(&[0; 8]).expect("clear");
+            dev.submit_once(|cb| {
+                let d = &dev.device;
+                // SAFETY: recording valid commands.
+                unsafe {
+                    d.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
+                    d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
+                    (graph.fns.init_scratch)(cb, graph.pipeline, scratch_address, scratch.size);
+                    if use_count_info {
+                        indirect_count(cb, scratch_address, scratch.size, count_info.address.expect("address"));
+                    } else {
+                        let host = vk::DispatchGraphCountInfoAMDX {
+                            count: 3,
+                            infos: vk::DeviceOrHostAddressConstAMDX { device_address: infos_address },
+                            stride: 24,
+                        };
+                        indirect(cb, scratch_address, scratch.size, &host);
+                    }
+                    let barrier = vk::MemoryBarrier::default()
+                        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                        .dst_access_mask(vk::AccessFlags::HOST_READ);
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::PipelineStageFlags::HOST,
+                        vk::DependencyFlags::empty(),
+                        &[barrier],
+                        &[],
+                        &[],
+                    );
+                }
+            })
+            .expect("submit");
+            assert_eq!(uav.read_u32(8).expect("read"), want, "count info on the device: {use_count_info}");
+        }
+        let reports = inst.log().tolerated();
+        assert_eq!(reports.len(), 2, "one report per dispatch: {reports:?}");
+        assert!(reports.iter().all(|r| r.contains("not an API entry")), "{reports:?}");
+    }
+    inst.finish();
+}

@@ -1,0 +1,107 @@
+//! Pipeline libraries (issue 5): node stages given as compute pipelines
+//! created with the library and execution-graph flags, and as an execution
+//! graph pipeline created as a library, linked into graphs through
+//! `VkPipelineLibraryCreateInfoKHR`. The linked hello chain must compute
+//! what the graph built from plain stages computes.
+
+use ash::vk;
+use conformance_tests::graph::{Stage, TestGraph};
+use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use std::ffi::CStr;
+
+const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
+/// `VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX`.
+const EXECUTION_GRAPH_BIT: u64 = 0x1_0000_0000;
+
+fn stage_info(module: vk::ShaderModule, entry: &CStr) -> vk::PipelineShaderStageCreateInfo<'_> {
+    vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(entry)
+}
+
+/// A compute pipeline created as an execution-graph library stage.
+fn compute_library(dev: &TestDevice<'_>, graph: &TestGraph<'_>, entry: &CStr) -> vk::Pipeline {
+    let mut flags2 = vk::PipelineCreateFlags2CreateInfoKHR::default().flags(vk::PipelineCreateFlags2KHR::from_raw(
+        EXECUTION_GRAPH_BIT | vk::PipelineCreateFlags2KHR::LIBRARY.as_raw(),
+    ));
+    let info = vk::ComputePipelineCreateInfo::default()
+        .stage(stage_info(graph.module, entry))
+        .layout(graph.layout)
+        .push_next(&mut flags2);
+    // SAFETY: valid create info.
+    unsafe { dev.device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }.expect("library stage")[0]
+}
+
+/// A graph (or graph library, with `flags`) from `stages` and `libraries`.
+fn graph_pipeline(
+    graph: &TestGraph<'_>,
+    dev: &TestDevice<'_>,
+    entries: &[&CStr],
+    libraries: &[vk::Pipeline],
+    flags: vk::PipelineCreateFlags,
+) -> vk::Pipeline {
+    let stages: Vec<_> = entries.iter().map(|e| stage_info(graph.module, e)).collect();
+    let library_info = vk::PipelineLibraryCreateInfoKHR::default().libraries(libraries);
+    let mut info =
+        vk::ExecutionGraphPipelineCreateInfoAMDX::default().stages(&stages).layout(graph.layout).flags(flags);
+    info.p_library_info = &library_info;
+    let mut pipeline = vk::Pipeline::null();
+    // SAFETY: valid create info whose arrays live across the call.
+    let result = unsafe {
+        (graph.fns.create)(dev.device.handle(), vk::PipelineCache::null(), 1, &info, std::ptr::null(), &mut pipeline)
+    };
+    assert_eq!(result, vk::Result::SUCCESS, "graph from libraries");
+    pipeline
+}
+
+/// Dispatches `pipeline` (the hello chain) with two records and returns the UAV.
+fn run_chain(
+    dev: &TestDevice<'_>,
+    graph: &TestGraph<'_>,
+    uav: &conformance_tests::HostBuffer,
+    pipeline: vk::Pipeline,
+) -> Vec<u32> {
+    uav.write_u32(&[0; 8]).expect("clear");
+    let scratch = graph.scratch(graph.scratch_sizes_of(pipeline).expect("sizes").0).expect("scratch");
+    let records: Vec<u8> = [3u32, 1, 2, 3].iter().flat_map(|w| w.to_le_bytes()).collect();
+    dev.submit_once(|cb| graph.record_pipeline(cb, pipeline, &scratch, true, &[(0, &records, 2, 8)])).expect("submit");
+    uav.read_u32(8).expect("read")
+}
+
+#[test]
+fn graphs_link_compute_and_graph_libraries() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        let stages = [
+            Stage { entry: "firstNode", node: None },
+            Stage { entry: "secondNode", node: None },
+            Stage { entry: "thirdNode", node: None },
+        ];
+        let reference = TestGraph::new(&dev, HELLO, &stages, &[&uav], 0).expect("graph from stages");
+        let want = run_chain(&dev, &reference, &uav, reference.pipeline);
+
+        // firstNode as a stage, the other two as compute library stages.
+        let second = compute_library(&dev, &reference, c"secondNode");
+        let third = compute_library(&dev, &reference, c"thirdNode");
+        let from_compute =
+            graph_pipeline(&reference, &dev, &[c"firstNode"], &[second, third], vk::PipelineCreateFlags::empty());
+        assert_eq!(run_chain(&dev, &reference, &uav, from_compute), want);
+
+        // secondNode + thirdNode as a graph library (not linkable alone:
+        // nothing targets secondNode there), completed by firstNode.
+        let tail =
+            graph_pipeline(&reference, &dev, &[c"secondNode", c"thirdNode"], &[], vk::PipelineCreateFlags::LIBRARY_KHR);
+        let from_graph_library =
+            graph_pipeline(&reference, &dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
+        assert_eq!(run_chain(&dev, &reference, &uav, from_graph_library), want);
+
+        // SAFETY: idle device, pipelines created above.
+        unsafe {
+            for p in [from_graph_library, tail, from_compute, third, second] {
+                dev.device.destroy_pipeline(p, None);
+            }
+        }
+    }
+    inst.finish();
+}

@@ -1,0 +1,48 @@
+//! `cargo xtask <command>`: the project's task runner (std + serde_json).
+//!
+//! - `test`: debug-build the layer, `cargo test --workspace` against it, then
+//!   release-build it and check that `vulkaninfo` through the in-tree
+//!   manifest lists `VK_AMDX_shader_enqueue` at revision 2.
+//! - `demo`: release-build layer and demo, run the demo through the in-tree
+//!   manifest (system drivers first, lavapipe as fallback).
+//! - `install` / `uninstall`: write / remove the implicit-layer manifest
+//!   under `$XDG_DATA_HOME/vulkan/implicit_layer.d/`.
+
+mod demo;
+mod install;
+mod paths;
+mod run;
+mod test;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <test|demo|install|uninstall>
+
+  test       build the layer (debug), run `cargo test --workspace` against it,
+             build it (release) and check vulkaninfo lists VK_AMDX_shader_enqueue rev 2
+  demo       build layer + demo (release) and run the demo through manifests/
+  install    build the layer (release) and write the implicit manifest to
+             $XDG_DATA_HOME/vulkan/implicit_layer.d/ (default ~/.local/share/...)
+  uninstall  remove that implicit manifest";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test::run(&args[1..]),
+        Some("demo") => demo::run(&args[1..]),
+        Some("install") => install::install(),
+        Some("uninstall") => install::uninstall(),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(format!("unknown or missing command\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! `cargo xtask test`: the whole check, as CI runs it.
+//!
+//! 1. `cargo build -p shader-enqueue-layer` (debug: the panic-injection
+//!    setting only exists there).
+//! 2. `cargo test --workspace` with `EMU_SE_LAYER_LIB` = that library (extra
+//!    arguments are passed to cargo test, e.g. `-- --nocapture`).
+//! 3. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
+//!    through `manifests/` on lavapipe must print
+//!    `VK_AMDX_shader_enqueue ... : extension revision 2`.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::paths::{self, LAVAPIPE_ICD, LAYER_NAME};
+use crate::run;
+
+/// Runs the three steps; stops at the first failure.
+pub fn run(extra: &[String]) -> Result<(), String> {
+    let root = paths::repo_root();
+    println!("xtask test: [1/3] debug build of the layer");
+    run::status(run::cargo(["build", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
+    let debug_lib = paths::layer_lib("debug")?;
+    if !debug_lib.is_file() {
+        return Err(format!("{} was not produced", debug_lib.display()));
+    }
+
+    println!("xtask test: [2/3] workspace tests against {}", debug_lib.display());
+    let mut test = run::cargo(["test", "--workspace"]);
+    test.args(extra).current_dir(&root).env("EMU_SE_LAYER_LIB", &debug_lib);
+    run::status(&mut test)?;
+
+    println!("xtask test: [3/3] release build + vulkaninfo through manifests/");
+    run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
+    vulkaninfo_lists_extension(&paths::release_manifest_dir()?)
+}
+
+/// `VK_LAYER_PATH=<repo>/manifests VK_INSTANCE_LAYERS=... vulkaninfo` on
+/// lavapipe must list the extension at revision 2.
+fn vulkaninfo_lists_extension(layer_dir: &Path) -> Result<(), String> {
+    // coreutils `timeout`: a hanging layer must not hang the task.
+    let mut cmd = Command::new("timeout");
+    cmd.args(["120", "vulkaninfo"])
+        .env("VK_LAYER_PATH", layer_dir)
+        .env("VK_INSTANCE_LAYERS", LAYER_NAME)
+        .env("VK_ICD_FILENAMES", LAVAPIPE_ICD)
+        .env("VK_DRIVER_FILES", LAVAPIPE_ICD);
+    let out = run::output(&mut cmd)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("vulkaninfo failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr)));
+    }
+    // Extension lines look like `\tVK_AMDX_shader_enqueue   : extension revision 2`
+    // (the layer's description also names the extension: skip such lines).
+    let lines: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("VK_AMDX_shader_enqueue") && l.contains(": extension revision"))
+        .collect();
+    if lines.is_empty() {
+        return Err("vulkaninfo does not list VK_AMDX_shader_enqueue".into());
+    }
+    for line in &lines {
+        println!("xtask test: vulkaninfo: {line}");
+        if !line.ends_with("extension revision 2") {
+            return Err(format!("wrong revision: {line}"));
+        }
+    }
+    let layer_listed = stdout.contains(LAYER_NAME);
+    if !layer_listed {
+        return Err(format!("vulkaninfo does not show {LAYER_NAME}"));
+    }
+    println!("xtask test: all checks passed");
+    Ok(())
+}
