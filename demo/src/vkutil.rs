@@ -1,0 +1,66 @@
+//! Small Vulkan helpers for the binaries: instance creation with or without
+//! the layer, device queries, a compute pipeline from the bundled shader.
+
+use std::ffi::{c_char, CStr};
+use std::io::Cursor;
+
+use ash::vk;
+
+/// `shaders/scale_add.comp` (same as tests/shaders): push constants
+/// `{mul, add, count}`, storage buffer at set 0 binding 0.
+pub const SCALE_ADD_SPV: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
+
+/// Creates an instance (API 1.3) with `layers` enabled, first = topmost.
+pub fn create_instance(entry: &ash::Entry, layers: &[&CStr]) -> Result<ash::Instance, String> {
+    let app = vk::ApplicationInfo::default().application_name(c"shader-enqueue-demo").api_version(vk::API_VERSION_1_3);
+    let names: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
+    let info = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&names);
+    // SAFETY: `info` points at locals alive for the call.
+    unsafe { entry.create_instance(&info, None) }.map_err(|e| {
+        if e == vk::Result::ERROR_LAYER_NOT_PRESENT {
+            format!(
+                "vkCreateInstance: {e:?}: the loader cannot find {layers:?}; run through \
+                 `cargo xtask demo`, or set VK_LAYER_PATH=<repo>/manifests after \
+                 `cargo build --release -p shader-enqueue-layer`, or `cargo xtask install`"
+            )
+        } else {
+            format!("vkCreateInstance: {e:?}")
+        }
+    })
+}
+
+/// Device name, driver name and driver info of `pd`.
+pub fn describe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> (String, String, String) {
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    // SAFETY: valid physical device; output chain of locals.
+    unsafe { instance.get_physical_device_properties2(pd, &mut p2) };
+    let name = p2.properties.device_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let driver_name = driver.driver_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let driver_info = driver.driver_info_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    (name, driver_name, driver_info)
+}
+
+/// The spec versions under which `name` is listed for `pd` (one per listing).
+pub fn extension_listings(instance: &ash::Instance, pd: vk::PhysicalDevice, name: &CStr) -> Result<Vec<u32>, String> {
+    // SAFETY: valid physical device.
+    let props = unsafe { instance.enumerate_device_extension_properties(pd) }
+        .map_err(|e| format!("vkEnumerateDeviceExtensionProperties: {e:?}"))?;
+    Ok(props.iter().filter(|p| p.extension_name_as_c_str().ok() == Some(name)).map(|p| p.spec_version).collect())
+}
+
+/// The first queue family with compute.
+pub fn compute_family(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<u32, String> {
+    // SAFETY: valid physical device.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+    families
+        .iter()
+        .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        .map(|i| i as u32)
+        .ok_or_else(|| "no compute queue family".to_string())
+}
+
+/// Decodes the bundled SPIR-V.
+pub fn spirv_words(bytes: &[u8]) -> Result<Vec<u32>, String> {
+    ash::util::read_spv(&mut Cursor::new(bytes)).map_err(|e| format!("bad SPIR-V: {e}"))
+}
