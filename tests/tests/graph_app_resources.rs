@@ -1,0 +1,172 @@
+//! The application's resources inside node kernels (issue 4, binding), corpus
+//! module 27: a uniform buffer in set 0 bound with vkCmdBindDescriptorSets,
+//! a storage buffer in set 1 given as a push descriptor, and 8 bytes of push
+//! constants, all at `VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX`. The
+//! runtime appends its own push block after the application's range.
+
+use ash::vk;
+use conformance_tests::amdx::{self, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH};
+use conformance_tests::graph::{GraphFns, BIND_POINT};
+use conformance_tests::{compute, queue_info, InstanceOptions, TestDevice, TestInstance};
+
+const RESOURCES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/27_app_resources.spv");
+
+#[test]
+fn node_kernels_see_sets_push_descriptors_and_push_constants() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let family = conformance_tests::compute_queue_family(&inst, pd).expect("queue family");
+        let queues = [queue_info(family)];
+        let names = [amdx::EXTENSION_NAME.as_ptr(), ash::khr::push_descriptor::NAME.as_ptr()];
+        let mut enqueue = amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&names)
+            .push_next(&mut enqueue);
+        let dev = TestDevice::create(&inst, pd, &info).expect("device with push descriptors");
+        let d = &dev.device;
+        let fns = GraphFns::load(&dev).expect("graph entry points");
+        let push_descriptor = ash::khr::push_descriptor::Device::new(&inst.instance, d);
+
+        let params = dev.create_host_buffer(16, vk::BufferUsageFlags::UNIFORM_BUFFER).expect("params");
+        params.write_u32(&[1000, 0, 0, 0]).expect("bias");
+        let results = dev.create_host_buffer(4 * 64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("results");
+        results.write_u32(&[0; 64]).expect("clear");
+
+        // SAFETY: (block) valid device; every object is destroyed below.
+        unsafe {
+            let ubo = [vk::DescriptorSetLayoutBinding::default()
+                .binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+            let ssbo = [vk::DescriptorSetLayoutBinding::default()
+                .binding(2)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+            let set0 = d
+                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&ubo), None)
+                .expect("set 0");
+            let set1 = d
+                .create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default()
+                        .bindings(&ssbo)
+                        .flags(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR),
+                    None,
+                )
+                .expect("set 1");
+            let ranges = [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: 8 }];
+            let layouts = [set0, set1];
+            let layout = d
+                .create_pipeline_layout(
+                    &vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&ranges),
+                    None,
+                )
+                .expect("layout");
+            let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: 1 }];
+            let pool = d
+                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
+                .expect("pool");
+            let set = d
+                .allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&[set0]),
+                )
+                .expect("set")[0];
+            let ubo_info = [vk::DescriptorBufferInfo { buffer: params.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .buffer_info(&ubo_info);
+            d.update_descriptor_sets(&[write], &[]);
+
+            let words = compute::spirv_words(RESOURCES).expect("spirv");
+            let module =
+                d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).expect("module");
+            let stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"appResources");
+            let stages = [stage];
+            let graph_info = vk::ExecutionGraphPipelineCreateInfoAMDX::default().stages(&stages).layout(layout);
+            let mut graph = vk::Pipeline::null();
+            let result =
+                (fns.create)(d.handle(), vk::PipelineCache::null(), 1, &graph_info, std::ptr::null(), &mut graph);
+            assert_eq!(result, vk::Result::SUCCESS, "graph creation");
+
+            let mut size = amdx::ExecutionGraphPipelineScratchSize {
+                s_type: vk::StructureType::EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX,
+                p_next: std::ptr::null_mut(),
+                min_size: 0,
+                max_size: 0,
+                size_granularity: 0,
+            };
+            assert_eq!((fns.scratch_size)(d.handle(), graph, &mut size), vk::Result::SUCCESS);
+            let scratch = dev
+                .create_host_buffer(
+                    size.min_size,
+                    BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                )
+                .expect("scratch");
+            let address = scratch.address.expect("address");
+
+            let slots: Vec<u32> = (0..10).collect();
+            let records: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
+            let (base, scale) = (4u32, 3u32);
+            let push: Vec<u8> = [base, scale].iter().flat_map(|w| w.to_le_bytes()).collect();
+            let infos = [vk::DispatchGraphInfoAMDX {
+                node_index: 0,
+                payload_count: slots.len() as u32,
+                payloads: vk::DeviceOrHostAddressConstAMDX { host_address: records.as_ptr().cast() },
+                payload_stride: 4,
+            }];
+            let count_info = vk::DispatchGraphCountInfoAMDX {
+                count: 1,
+                infos: vk::DeviceOrHostAddressConstAMDX { host_address: infos.as_ptr().cast() },
+                stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
+            };
+            let ssbo_info = [vk::DescriptorBufferInfo { buffer: results.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+            let pushed = vk::WriteDescriptorSet::default()
+                .dst_binding(2)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&ssbo_info);
+            dev.submit_once(|cb| {
+                d.cmd_bind_pipeline(cb, BIND_POINT, graph);
+                d.cmd_bind_descriptor_sets(cb, BIND_POINT, layout, 0, &[set], &[]);
+                push_descriptor.cmd_push_descriptor_set(cb, BIND_POINT, layout, 1, &[pushed]);
+                d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                (fns.init_scratch)(cb, graph, address, size.min_size);
+                (fns.dispatch)(cb, address, size.min_size, &count_info);
+                let barrier = vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ);
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[barrier],
+                    &[],
+                    &[],
+                );
+            })
+            .expect("submit");
+            // Results[base + slot] = slot * scale + bias.
+            let mut want = vec![0u32; 64];
+            for &s in &slots {
+                want[(base + s) as usize] = s * scale + 1000;
+            }
+            assert_eq!(results.read_u32(64).expect("read"), want);
+
+            d.destroy_pipeline(graph, None);
+            d.destroy_shader_module(module, None);
+            d.destroy_descriptor_pool(pool, None);
+            d.destroy_pipeline_layout(layout, None);
+            d.destroy_descriptor_set_layout(set1, None);
+            d.destroy_descriptor_set_layout(set0, None);
+        }
+    }
+    inst.finish();
+}
