@@ -356,6 +356,14 @@ mod tests {
         assert_eq!((g.nodes[2].shares_with, g.nodes[1].sharers.clone()), (Some(1), vec![2]));
         let levels = g.levels(&BTreeSet::from([0]));
         assert_eq!(levels[1], BTreeSet::from([1, 2]));
+        let many: Vec<NodeDecl> = std::iter::once(node("b", 0, &[], None))
+            .chain((0..MAX_SHARING as u32).map(|i| {
+                let mut s = node("s", i, &[], None);
+                s.info.shares_input_with = Some(("b".into(), 0));
+                s
+            }))
+            .collect();
+        assert!(matches!(link(many), Err(LinkError::SharedInput { .. })), "257 nodes on one input");
         let mut orphan = node("s", 0, &[], None);
         orphan.info.shares_input_with = Some(("zzz".into(), 0));
         assert!(matches!(link(vec![orphan]), Err(LinkError::SharedInput { .. })));
