@@ -178,6 +178,26 @@ impl<'i> TestDevice<'i> {
         res
     }
 
+    /// Makes compute-shader and transfer writes recorded before it in `cb`
+    /// visible to the host (to read results after the submission's fence).
+    pub fn host_read_barrier(&self, cb: vk::CommandBuffer) {
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ);
+        // SAFETY: `cb` is recording on this device.
+        unsafe {
+            self.device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            )
+        };
+    }
+
     /// Index of a memory type allowed by `type_bits` with all of `flags`.
     pub fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32> {
         let props = &self.memory_properties;

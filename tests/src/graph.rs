@@ -410,18 +410,7 @@ impl<'d> TestGraph<'d> {
                 );
             }
             (self.fns.dispatch)(cb, address, scratch.size, &count_info);
-            let barrier = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ);
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[barrier],
-                &[],
-                &[],
-            );
+            self.dev.host_read_barrier(cb);
         }
     }
 }

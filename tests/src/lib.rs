@@ -27,6 +27,7 @@ pub mod error;
 pub mod graph;
 pub mod instance;
 pub mod messages;
+pub mod models;
 
 pub use buffer::HostBuffer;
 pub use compute::{run_scale_add, StorageCompute};

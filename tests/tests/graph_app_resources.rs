@@ -139,18 +139,7 @@ fn node_kernels_see_sets_push_descriptors_and_push_constants() {
                 d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 (fns.init_scratch)(cb, graph, address, size.min_size);
                 (fns.dispatch)(cb, address, size.min_size, &count_info);
-                let barrier = vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::HOST_READ);
-                d.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[barrier],
-                    &[],
-                    &[],
-                );
+                dev.host_read_barrier(cb);
             })
             .expect("submit");
             // Results[base + slot] = slot * scale + bias.

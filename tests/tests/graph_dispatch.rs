@@ -8,6 +8,7 @@
 
 use ash::vk;
 use conformance_tests::graph::{Stage, TestGraph};
+use conformance_tests::models::add_hello_chain;
 use conformance_tests::{compute, Error, InstanceOptions, TestDevice, TestInstance};
 
 const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
@@ -21,22 +22,6 @@ const HELLO_STAGES: [Stage<'static>; 3] = [
     Stage { entry: "secondNode", node: None },
     Stage { entry: "thirdNode", node: None },
 ];
-
-/// CPU model of the hello chain (see graph_hello_chain.rs) for entry records
-/// `(grid, record index)` of firstNode and `(record index, increment)` of
-/// secondNode, added onto `uav`.
-fn hello_model(uav: &mut [u32], first: &[(u32, u32)], second: &[(u32, u32)]) {
-    for &(grid, r) in first {
-        for gid in 0..grid * 2 {
-            uav[r as usize] += gid * 2 + gid % 2 + 1;
-            uav[4 + r as usize] += 1;
-        }
-    }
-    for &(r, increment) in second {
-        uav[r as usize] += increment;
-        uav[4 + r as usize] += 1;
-    }
-}
 
 fn le(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
@@ -72,7 +57,7 @@ fn several_entry_nodes_in_one_dispatch() {
         })
         .expect("submit");
         let mut want = vec![0u32; 8];
-        hello_model(&mut want, &first, &second);
+        add_hello_chain(&mut want, &first, &second);
         assert_eq!(uav.read_u32(8).expect("read"), want);
     });
 }
@@ -88,7 +73,7 @@ fn stride_zero_and_zero_counts() {
         // Stride 0: four copies of the same record; then a zero-count info.
         dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(0, &one, 4, 0), (0, &one, 0, 8)])).expect("submit");
         let mut want = vec![0u32; 8];
-        hello_model(&mut want, &[(3, 2); 4], &[]);
+        add_hello_chain(&mut want, &[(3, 2); 4], &[]);
         assert_eq!(uav.read_u32(8).expect("read"), want);
         // A dispatch of nothing at all leaves everything as it was.
         dev.submit_once(|cb| graph.record(cb, &scratch, false, &[])).expect("empty dispatch");
@@ -111,12 +96,12 @@ fn same_graph_twice_then_in_a_later_submission() {
         })
         .expect("submit");
         let mut want = vec![0u32; 8];
-        hello_model(&mut want, &records, &[]);
-        hello_model(&mut want, &records, &[]);
+        add_hello_chain(&mut want, &records, &[]);
+        add_hello_chain(&mut want, &records, &[]);
         assert_eq!(uav.read_u32(8).expect("read"), want);
         // Scratch stays initialised across submissions.
         dev.submit_once(|cb| graph.record(cb, &scratch, false, &[(0, &bytes, 2, 8)])).expect("second submit");
-        hello_model(&mut want, &records, &[]);
+        add_hello_chain(&mut want, &records, &[]);
         assert_eq!(uav.read_u32(8).expect("read"), want);
     });
 }
@@ -143,7 +128,7 @@ fn two_graphs_dispatched_alternately() {
         })
         .expect("submit");
         let mut want_uav = vec![0u32; 8];
-        hello_model(&mut want_uav, &[(2, 1), (2, 1)], &[]);
+        add_hello_chain(&mut want_uav, &[(2, 1), (2, 1)], &[]);
         assert_eq!(uav.read_u32(8).expect("read"), want_uav);
         let got = out.read_u32(1024).expect("read");
         assert_eq!(&got[..10], &[8; 10], "each key 4 records x 2 dispatches");
@@ -170,27 +155,13 @@ fn compute_state_survives_a_graph_dispatch() {
             // No rebinding: the application's pipeline, set and push constants still hold.
             // SAFETY: recording into a valid command buffer.
             unsafe { dev.device.cmd_dispatch(cb, 4, 1, 1) };
-            let barrier = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ);
-            // SAFETY: as above.
-            unsafe {
-                dev.device.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &[barrier],
-                    &[],
-                    &[],
-                )
-            };
+            dev.host_read_barrier(cb);
         })
         .expect("submit");
         let want: Vec<u32> = data.iter().map(|v| (v * 3 + 1) * 3 + 1).collect();
         assert_eq!(buffer.read_u32(256).expect("read"), want);
         let mut want_uav = vec![0u32; 8];
-        hello_model(&mut want_uav, &[(3, 0)], &[]);
+        add_hello_chain(&mut want_uav, &[(3, 0)], &[]);
         assert_eq!(uav.read_u32(8).expect("read"), want_uav);
     });
 }

@@ -7,25 +7,10 @@
 use ash::vk;
 use conformance_tests::amdx::{PfnCmdDispatchGraph, PfnCmdDispatchGraphIndirectCount};
 use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
+use conformance_tests::models::hello_chain;
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
 
 const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
-
-/// CPU model of the chain (see graph_dispatch.rs).
-fn hello_model(first: &[(u32, u32)], second: &[(u32, u32)]) -> Vec<u32> {
-    let mut uav = vec![0u32; 8];
-    for &(grid, r) in first {
-        for gid in 0..grid * 2 {
-            uav[r as usize] += gid * 2 + gid % 2 + 1;
-            uav[4 + r as usize] += 1;
-        }
-    }
-    for &(r, increment) in second {
-        uav[r as usize] += increment;
-        uav[4 + r as usize] += 1;
-    }
-    uav
-}
 
 /// A `VkDispatchGraphInfoAMDX` as 6 words.
 fn info(node: u32, count: u32, payloads: u64, stride: u64) -> [u32; 6] {
@@ -80,7 +65,7 @@ fn indirect_and_indirect_count_dispatches() {
         let infos_address = infos.address.expect("address");
         // VkDispatchGraphCountInfoAMDX { count, (pad), infos, stride } in device memory.
         let count_info = device_buffer(&dev, &[3, 0, infos_address as u32, (infos_address >> 32) as u32, 24, 0]);
-        let want = hello_model(&first, &second);
+        let want = hello_chain(&first, &second);
         let scratch_address = scratch.address.expect("address");
 
         for use_count_info in [false, true] {
@@ -102,18 +87,7 @@ fn indirect_and_indirect_count_dispatches() {
                         };
                         indirect(cb, scratch_address, scratch.size, &host);
                     }
-                    let barrier = vk::MemoryBarrier::default()
-                        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                        .dst_access_mask(vk::AccessFlags::HOST_READ);
-                    d.cmd_pipeline_barrier(
-                        cb,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::PipelineStageFlags::HOST,
-                        vk::DependencyFlags::empty(),
-                        &[barrier],
-                        &[],
-                        &[],
-                    );
+                    dev.host_read_barrier(cb);
                 }
             })
             .expect("submit");

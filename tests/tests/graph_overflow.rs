@@ -9,22 +9,12 @@
 use ash::vk;
 use conformance_tests::amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH;
 use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
+use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
 const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 const GUARD: u64 = 4096;
 const PATTERN: u32 = 0xA5A5_5A5A;
-
-fn hello_model(first: &[(u32, u32)]) -> Vec<u32> {
-    let mut uav = vec![0u32; 8];
-    for &(grid, r) in first {
-        for gid in 0..grid * 2 {
-            uav[r as usize] += gid * 2 + gid % 2 + 1;
-            uav[4 + r as usize] += 1;
-        }
-    }
-    uav
-}
 
 #[test]
 fn overflow_stays_inside_scratch_at_min_between_and_max() {
@@ -76,18 +66,7 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
                     d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
                     (graph.fns.init_scratch)(cb, graph.pipeline, scratch, size);
                     (graph.fns.dispatch)(cb, scratch, size, &count_info);
-                    let barrier = vk::MemoryBarrier::default()
-                        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-                        .dst_access_mask(vk::AccessFlags::HOST_READ);
-                    d.cmd_pipeline_barrier(
-                        cb,
-                        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-                        vk::PipelineStageFlags::HOST,
-                        vk::DependencyFlags::empty(),
-                        &[barrier],
-                        &[],
-                        &[],
-                    );
+                    dev.host_read_barrier(cb);
                 }
             })
             .expect("submit");
@@ -103,7 +82,7 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
                 "size {size}: bytes written after scratch"
             );
             let got = uav.read_u32(8).expect("read");
-            let want = hello_model(&first);
+            let want = hello_chain(&first, &[]);
             if must_fit {
                 assert_eq!(got, want, "size {size}");
             } else {
