@@ -37,7 +37,7 @@ unsafe fn create_one(
     // SAFETY: the create info's stage array.
     for (i, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
         // SAFETY: a valid stage.
-        match unsafe { node_stage(state, stage, info.layout) } {
+        match unsafe { node_stage(state, stage) } {
             Some(s) => stages.push(s),
             None => {
                 tracing::error!(

@@ -216,7 +216,6 @@ fn placeholder_module(state: &DeviceState) -> Result<vk::ShaderModule, vk::Resul
 pub(super) unsafe fn node_stage(
     state: &DeviceState,
     stage: &vk::PipelineShaderStageCreateInfo<'_>,
-    layout: vk::PipelineLayout,
 ) -> Option<NodeStage> {
     let words: Arc<[u32]> = if stage.module != vk::ShaderModule::null() {
         state.resources.lock().node_modules.get(&stage.module).cloned()?
@@ -254,7 +253,7 @@ pub(super) unsafe fn node_stage(
                 .collect()
         }
     };
-    Some(NodeStage { words, entry_point, node_name, node_index, specialization, layout })
+    Some(NodeStage { words, entry_point, node_name, node_index, specialization })
 }
 
 /// Lets [`find_in_chain`] find the AMDX node create info.
@@ -293,7 +292,7 @@ unsafe fn create_one_compute_pipeline(
     }
     let kept = if graph_stage {
         // SAFETY: valid stage.
-        let Some(stage) = (unsafe { node_stage(state, &info.stage, info.layout) }) else {
+        let Some(stage) = (unsafe { node_stage(state, &info.stage) }) else {
             tracing::error!(
                 "vkCreateComputePipelines: execution-graph library stage {:?} is neither a node shader module \
                  (one declaring ShaderEnqueueAMDX) nor inline SPIR-V",

@@ -46,7 +46,6 @@ pub(crate) struct ScratchBuffer {
 /// One node stage kept from a compute pipeline created with the
 /// execution-graph + library flags, for linking into a graph later.
 #[derive(Clone, Debug)]
-#[allow(dead_code, reason = "read when the graph runtime links execution graphs")]
 pub(crate) struct NodeStage {
     pub words: Arc<[u32]>,
     pub entry_point: String,
@@ -54,7 +53,6 @@ pub(crate) struct NodeStage {
     pub node_name: Option<String>,
     pub node_index: u32,
     pub specialization: Vec<(u32, Vec<u8>)>,
-    pub layout: vk::PipelineLayout,
 }
 
 /// What the runtime needs of an application pipeline layout: node kernels
