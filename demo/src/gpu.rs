@@ -41,7 +41,9 @@ impl Gpu {
         // SAFETY: `info` points at locals alive for the call.
         let device = unsafe { instance.create_device(pd, &info, None) }
             .map_err(|e| format!("vkCreateDevice with VK_AMDX_shader_enqueue: {e:?}"))?;
-        let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
         // SAFETY: valid device.
         let pool = match unsafe { device.create_command_pool(&pool_info, None) } {
             Ok(pool) => pool,

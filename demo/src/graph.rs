@@ -14,7 +14,7 @@ use crate::vkutil;
 /// The loader's generic function pointer type.
 type Pfn = unsafe extern "system" fn();
 
-/// The AMDX entry points the demo calls, resolved through the layer.
+/// The AMDX entry points the binaries call, resolved through the layer.
 pub struct GraphFns {
     create: vk::PFN_vkCreateExecutionGraphPipelinesAMDX,
     scratch_size: PfnGetScratchSize,
@@ -59,8 +59,10 @@ pub struct Graph<'d> {
 
 impl<'d> Graph<'d> {
     /// Creates a graph whose nodes are the entry points `entries` of `spv`
+    /// (each `(entry, index)`: `index` overrides the node index through
+    /// `VkPipelineShaderStageNodeCreateInfoAMDX`, `u32::MAX` keeps the shader's)
     /// (no name/index overrides), with `storage` bound at set 0.
-    pub fn new(gpu: &'d Gpu, spv: &[u8], entries: &[&CStr], storage: &[&Buffer<'_>]) -> Result<Self, String> {
+    pub fn new(gpu: &'d Gpu, spv: &[u8], entries: &[(&CStr, u32)], storage: &[&Buffer<'_>]) -> Result<Self, String> {
         let mut g = Graph {
             device: &gpu.device,
             fns: GraphFns::load(gpu)?,
@@ -135,14 +137,22 @@ impl<'d> Graph<'d> {
     }
 
     /// `vkCreateExecutionGraphPipelinesAMDX` with one compute stage per entry point.
-    fn create_pipeline(&mut self, entries: &[&CStr]) -> Result<(), String> {
+    fn create_pipeline(&mut self, entries: &[(&CStr, u32)]) -> Result<(), String> {
+        let nodes: Vec<vk::PipelineShaderStageNodeCreateInfoAMDX> = entries
+            .iter()
+            .map(|&(_, index)| vk::PipelineShaderStageNodeCreateInfoAMDX::default().index(index))
+            .collect();
         let stages: Vec<_> = entries
             .iter()
-            .map(|name| {
-                vk::PipelineShaderStageCreateInfo::default()
+            .zip(&nodes)
+            .map(|(&(name, _), node)| {
+                let mut stage = vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::COMPUTE)
                     .module(self.module)
-                    .name(name)
+                    .name(name);
+                // pName stays null: the entry point's name is the node name.
+                stage.p_next = (node as *const vk::PipelineShaderStageNodeCreateInfoAMDX).cast();
+                stage
             })
             .collect();
         let info = vk::ExecutionGraphPipelineCreateInfoAMDX::default().stages(&stages).layout(self.layout);

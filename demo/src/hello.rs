@@ -12,7 +12,8 @@ use std::ffi::CStr;
 pub const SPV: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 
 /// Entry points, in graph order.
-pub const NODES: [&CStr; 3] = [c"firstNode", c"secondNode", c"thirdNode"];
+/// The graph's node stages: (entry point, node index override; `u32::MAX` keeps the shader's).
+pub const NODES: [(&CStr, u32); 3] = [(c"firstNode", u32::MAX), (c"secondNode", u32::MAX), (c"thirdNode", u32::MAX)];
 
 /// Words of the storage buffer: 4 sums, then 4 counts.
 pub const UAV_WORDS: usize = 8;

@@ -171,7 +171,7 @@ fn run_graph(instance: &ash::Instance, pd: vk::PhysicalDevice, runs: u32) -> Res
     let start = Instant::now();
     let graph = Graph::new(&gpu, hello::SPV, &hello::NODES, &[&uav])?;
     println!("graph pipeline: 3 nodes, created in {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
-    for node in hello::NODES {
+    for (node, _) in hello::NODES {
         println!("  node {:<10} index {}", node.to_string_lossy(), graph.node_index(node, 0)?);
     }
     let size = graph.scratch_size()?;

@@ -1,5 +1,6 @@
 //! GPU time of a span of a command buffer: two timestamp queries, written
-//! at the compute-shader stage before and after the span.
+//! at the bottom of the pipe (once all earlier commands are done) before and
+//! after the span.
 
 use ash::vk;
 
@@ -32,10 +33,10 @@ impl<'d> Timer<'d> {
         unsafe { self.device.cmd_reset_query_pool(cb, self.pool, 0, 2) };
     }
 
-    /// Records timestamp `query` (0: start, 1: end) once earlier compute work is done.
+    /// Records timestamp `query` (0: start, 1: end) once all earlier work is done.
     pub fn record_stamp(&self, cb: vk::CommandBuffer, query: u32) {
         // SAFETY: `cb` is recording; the query was reset earlier in `cb`.
-        unsafe { self.device.cmd_write_timestamp(cb, vk::PipelineStageFlags::COMPUTE_SHADER, self.pool, query) };
+        unsafe { self.device.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, self.pool, query) };
     }
 
     /// Microseconds between the two stamps of the last completed submission.

@@ -1,0 +1,60 @@
+//! Choosing the device (the best one offering `shaderEnqueue`: discrete
+//! before integrated before virtual before CPU) and the run's provenance:
+//! the UTC date and the git commit.
+
+use std::process::Command;
+
+use ash::vk;
+
+use demo::amdx::Features;
+
+/// The best physical device whose `shaderEnqueue` feature is true.
+pub fn pick(instance: &ash::Instance) -> Result<vk::PhysicalDevice, String> {
+    // SAFETY: valid instance.
+    let devices =
+        unsafe { instance.enumerate_physical_devices() }.map_err(|e| format!("vkEnumeratePhysicalDevices: {e:?}"))?;
+    let mut best: Option<(u32, vk::PhysicalDevice)> = None;
+    for pd in devices {
+        let mut f = Features::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f);
+        // SAFETY: valid physical device; output chain of locals.
+        unsafe { instance.get_physical_device_features2(pd, &mut f2) };
+        if f.shader_enqueue != vk::TRUE {
+            continue;
+        }
+        // SAFETY: valid physical device.
+        let rank = match unsafe { instance.get_physical_device_properties(pd) }.device_type {
+            vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+            vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+            vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+            vk::PhysicalDeviceType::CPU => 3,
+            _ => 4,
+        };
+        if best.is_none_or(|(r, _)| rank < r) {
+            best = Some((rank, pd));
+        }
+    }
+    best.map(|(_, pd)| pd).ok_or_else(|| "no device offers VK_AMDX_shader_enqueue with shaderEnqueue".into())
+}
+
+/// The UTC date and time (`date -u`), or seconds since the epoch.
+pub fn date() -> String {
+    let out = Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"]).output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => {
+            let secs =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            format!("unix:{secs}")
+        }
+    }
+}
+
+/// `git rev-parse --short HEAD`, or `BENCH_COMMIT` when git is missing.
+pub fn commit() -> Option<String> {
+    let out = Command::new("git").args(["rev-parse", "--short", "HEAD"]).output();
+    match out {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        _ => std::env::var("BENCH_COMMIT").ok(),
+    }
+}

@@ -1,0 +1,181 @@
+//! `bench`: execution graphs through `VK_LAYER_EMU_shader_enqueue` against
+//! hand-written plain compute, same process, same device, same inputs.
+//!
+//! For every workload ([`workloads`]) it runs the graph and the baseline,
+//! checks that both produce the same words (and the CPU model's), measures
+//! GPU time with timestamp queries (median of the measured runs after
+//! warm-up), the CPU time to record one `vkCmdDispatchGraphAMDX` and the
+//! graph pipeline creation time per node, prints a table and writes JSON to
+//! `<out-dir>/<device-slug>.json`.
+//!
+//! Usage: `bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--only a,b]`
+//! (from a checkout: `cargo build --release -p shader-enqueue-layer -p bench
+//! && VK_LAYER_PATH=$PWD/manifests target/release/bench --quick`).
+
+mod cmd;
+mod device;
+mod kernel;
+mod measure;
+mod report;
+mod workloads;
+
+use demo::{gpu, timer, vkutil};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use measure::Settings;
+use report::{Header, Row};
+use workloads::Ctx;
+
+/// Name of the layer the benchmark enables.
+const LAYER_NAME: &std::ffi::CStr = c"VK_LAYER_EMU_shader_enqueue";
+
+/// Every workload, in order.
+const ALL: [&str; 6] = ["chain", "empty-levels", "busy-levels", "fanout", "classify", "refine"];
+
+/// Command-line options.
+struct Options {
+    settings: Settings,
+    out_dir: PathBuf,
+    only: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let opts = match parse(std::env::args().skip(1).collect()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!(
+                "bench: {e}\nusage: bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--only {}]",
+                ALL.join(",")
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse(args: Vec<String>) -> Result<Options, String> {
+    let mut quick = false;
+    let mut runs = None;
+    let mut warmup = None;
+    let mut out_dir = None;
+    let mut only = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--runs" => {
+                let n = it.next().ok_or("--runs needs a number")?;
+                runs = Some(n.parse::<u32>().ok().filter(|&r| r >= 1).ok_or(format!("bad --runs {n:?}"))?);
+            }
+            "--warmup" => {
+                let n = it.next().ok_or("--warmup needs a number")?;
+                warmup = Some(n.parse::<u32>().map_err(|_| format!("bad --warmup {n:?}"))?);
+            }
+            "--out-dir" => out_dir = Some(PathBuf::from(it.next().ok_or("--out-dir needs a folder")?)),
+            "--only" => {
+                let list = it.next().ok_or("--only needs a list")?;
+                for w in list.split(',') {
+                    if !ALL.contains(&w) {
+                        return Err(format!("unknown workload {w:?}"));
+                    }
+                    only.push(w.to_string());
+                }
+            }
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    let mut settings = Settings::new(quick);
+    if let Some(r) = runs {
+        settings.runs = r;
+    }
+    if let Some(w) = warmup {
+        settings.warmup = w;
+    }
+    let out_dir = out_dir.unwrap_or_else(default_out_dir);
+    Ok(Options { settings, out_dir, only })
+}
+
+/// `bench/results` under the current folder when it exists (a checkout's
+/// root), else the crate's own `results` folder.
+fn default_out_dir() -> PathBuf {
+    let local = PathBuf::from("bench/results");
+    if local.is_dir() {
+        local
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results")
+    }
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    let entry = ash::Entry::linked();
+    let instance = vkutil::create_instance(&entry, &[LAYER_NAME])?;
+    let result = device::pick(&instance).and_then(|pd| run_on(&instance, pd, opts));
+    // SAFETY: every child of the instance was dropped in run_on.
+    unsafe { instance.destroy_instance(None) };
+    result
+}
+
+fn run_on(instance: &ash::Instance, pd: ash::vk::PhysicalDevice, opts: &Options) -> Result<(), String> {
+    let (name, driver, info) = vkutil::describe(instance, pd);
+    println!("device: {name}\ndriver: {driver} ({info})");
+    let s = opts.settings;
+    println!(
+        "runs: {} measured after {} warm-up, {}",
+        s.runs,
+        s.warmup,
+        if s.quick { "quick sizes" } else { "full sizes" }
+    );
+    let gpu = gpu::Gpu::new(instance, pd)?;
+    if gpu.is_cpu {
+        println!("(a CPU driver: timestamps are host clock readings as its worker runs the commands)");
+    }
+    let timer = timer::Timer::new(&gpu)?.ok_or("the compute queue writes no timestamps")?;
+    let ctx = Ctx { gpu: &gpu, timer, settings: s };
+    let mut rows: Vec<Row> = Vec::new();
+    for w in ALL {
+        if !opts.only.is_empty() && !opts.only.iter().any(|o| o == w) {
+            continue;
+        }
+        println!("running {w} ...");
+        let row = match w {
+            "chain" => workloads::chain::run(&ctx)?,
+            "empty-levels" => workloads::empty::run(&ctx, "empty-levels", 0)?,
+            "busy-levels" => workloads::empty::run(&ctx, "busy-levels", workloads::empty::LEVELS - 1)?,
+            "fanout" => workloads::fanout::run(&ctx)?,
+            "classify" => workloads::classify::run(&ctx)?,
+            _ => workloads::refine::run(&ctx)?,
+        };
+        println!(
+            "  {:.1} µs graph, {:.1} µs baseline, ratio {:.2} (results match)",
+            row.graph_us,
+            row.baseline_us,
+            row.ratio()
+        );
+        rows.push(row);
+    }
+    report::print_table(&name, &rows);
+    let header = Header {
+        device: name.clone(),
+        driver,
+        driver_info: info,
+        date: device::date(),
+        commit: device::commit(),
+        quick: s.quick,
+        runs: s.runs,
+        warmup: s.warmup,
+    };
+    let doc = report::to_json(&header, &rows);
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| format!("{}: {e}", opts.out_dir.display()))?;
+    let path = opts.out_dir.join(format!("{}.json", report::slug(&name)));
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

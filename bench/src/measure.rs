@@ -1,0 +1,119 @@
+//! Timing: command buffers with two timestamps around a span, repeated
+//! submission (warm-up, then the measured runs), medians, the CPU cost of
+//! recording one `vkCmdDispatchGraphAMDX`, and the settings that size them.
+
+use std::time::Instant;
+
+use ash::vk;
+
+use crate::cmd;
+use demo::gpu::{Buffer, Gpu};
+use demo::graph::Graph;
+use demo::timer::Timer;
+
+/// How many times to run and how big the workloads are.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Unmeasured submissions first (pipeline JIT, caches).
+    pub warmup: u32,
+    /// Measured submissions (the median is reported).
+    pub runs: u32,
+    /// Smaller sizes (for lavapipe).
+    pub quick: bool,
+}
+
+impl Settings {
+    /// Full (`quick` false: 5 warm-up, 50 runs) or quick (2 warm-up, 20 runs).
+    pub fn new(quick: bool) -> Self {
+        if quick {
+            Self { warmup: 2, runs: 20, quick }
+        } else {
+            Self { warmup: 5, runs: 50, quick }
+        }
+    }
+}
+
+/// The median of `values` (0 when empty).
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Records a reusable command buffer: `prep` (untimed: clears, scratch
+/// initialisation), a timestamp, `body` (the span measured), a timestamp,
+/// then `after` (untimed: readback copies).
+pub fn timed_cb(
+    gpu: &Gpu,
+    timer: &Timer<'_>,
+    prep: impl FnOnce(vk::CommandBuffer),
+    body: impl FnOnce(vk::CommandBuffer),
+    after: impl FnOnce(vk::CommandBuffer),
+) -> Result<vk::CommandBuffer, String> {
+    let cb = gpu.command_buffer()?;
+    cmd::begin(gpu, cb)?;
+    timer.record_reset(cb);
+    prep(cb);
+    // Everything before the first stamp is done before the span starts.
+    cmd::barrier(gpu, cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS);
+    timer.record_stamp(cb, 0);
+    body(cb);
+    timer.record_stamp(cb, 1);
+    after(cb);
+    cmd::end(gpu, cb)?;
+    Ok(cb)
+}
+
+/// Submits `cb` `warmup + runs` times; the GPU microseconds of the measured runs.
+pub fn sample(gpu: &Gpu, cb: vk::CommandBuffer, timer: &Timer<'_>, s: &Settings) -> Result<Vec<f64>, String> {
+    for _ in 0..s.warmup {
+        gpu.submit_and_wait(cb)?;
+    }
+    let mut out = Vec::with_capacity(s.runs as usize);
+    for _ in 0..s.runs {
+        gpu.submit_and_wait(cb)?;
+        out.push(timer.micros()?);
+    }
+    Ok(out)
+}
+
+/// Median CPU microseconds of recording one `vkCmdDispatchGraphAMDX` of
+/// `count` host records (`records`) into `node` (setup recorded first,
+/// outside the measurement; nothing is submitted).
+pub fn record_cpu_us(
+    gpu: &Gpu,
+    graph: &Graph<'_>,
+    scratch: &Buffer<'_>,
+    node: u32,
+    records: &[u8],
+    count: u32,
+    runs: u32,
+) -> Result<f64, String> {
+    let cb = gpu.command_buffer()?;
+    let mut times = Vec::with_capacity(runs as usize);
+    for _ in 0..runs.max(1) + 2 {
+        cmd::begin(gpu, cb)?;
+        graph.record_setup(cb, scratch);
+        let start = Instant::now();
+        graph.record_dispatch(cb, scratch, node, records, count);
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+        cmd::end(gpu, cb)?;
+    }
+    Ok(median(&times[2..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

@@ -1,0 +1,91 @@
+//! `chain`: the D3D12HelloWorkGraphs chain (corpus module 01) with its 4
+//! entry records, against three plain dispatches with barriers doing the same
+//! work (`chain_first/second/third.comp`): the fixed cost of one graph
+//! dispatch.
+
+use crate::cmd;
+use crate::report::Row;
+use crate::workloads::{bytes_of, row, Ctx, Side};
+
+/// The chain's node shaders.
+const SPV: &[u8] = include_bytes!("../../../spirv-lowering/tests/corpus/01_hello_chain.spv");
+const FIRST: &[u8] = include_bytes!("../../shaders/chain_first.comp.spv");
+const SECOND: &[u8] = include_bytes!("../../shaders/chain_second.comp.spv");
+const THIRD: &[u8] = include_bytes!("../../shaders/chain_third.comp.spv");
+
+/// The entry records' grids (as in the demo).
+pub const GRIDS: [u32; 4] = [16, 3, 9, 12];
+
+/// The storage buffer after one dispatch: 4 sums, then 4 counts.
+pub fn model(grids: &[u32]) -> [u32; 8] {
+    let mut uav = [0u32; 8];
+    for (r, &g) in grids.iter().enumerate() {
+        for wg in 0..g {
+            for t in 0..2 {
+                let gid = wg * 2 + t;
+                uav[r] += gid * 2 + t + 1;
+                uav[4 + r] += 1;
+            }
+        }
+    }
+    uav
+}
+
+/// Runs the workload.
+pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
+    let gpu = ctx.gpu;
+    let records: Vec<u32> = GRIDS.iter().enumerate().flat_map(|(r, &g)| [g, r as u32]).collect();
+    let groups: u32 = GRIDS.iter().sum();
+    let pairs = groups * 2;
+
+    let uav_g = cmd::device_buffer(gpu, 32)?;
+    let setup =
+        ctx.graph(SPV, &[(c"firstNode", u32::MAX), (c"secondNode", u32::MAX), (c"thirdNode", u32::MAX)], &[&uav_g], 0)?;
+    let entry = setup.graph.node_index(c"firstNode", 0)?;
+    let host_records = bytes_of(&records);
+    let n = GRIDS.len() as u32;
+
+    let uav_b = cmd::device_buffer(gpu, 32)?;
+    let recs = cmd::upload(gpu, &records)?;
+    let pair_buf = cmd::device_buffer(gpu, 8 * u64::from(pairs))?;
+    let fwd = cmd::device_buffer(gpu, 4 * u64::from(pairs))?;
+    let k = crate::kernel::Kernels::new(gpu, &[FIRST, SECOND, THIRD], &[&uav_b, &recs, &pair_buf, &fwd])?;
+
+    let (g, s) = (&setup.graph, &setup.scratch);
+    let graph_side = Side {
+        zero: &[&uav_g],
+        prep: Box::new(|cb| g.record_setup(cb, s)),
+        body: Box::new(|cb| g.record_dispatch(cb, s, entry, &host_records, n)),
+        out: &uav_g,
+    };
+    let base_side = Side {
+        zero: &[&uav_b],
+        prep: Box::new(|_| {}),
+        body: Box::new(|cb| {
+            k.bind(cb, 0, [n, 0, 0, 0]);
+            k.dispatch(cb, groups);
+            cmd::compute_barrier(gpu, cb);
+            k.bind(cb, 1, [pairs, 0, 0, 0]);
+            k.dispatch(cb, pairs.div_ceil(64));
+            cmd::compute_barrier(gpu, cb);
+            k.bind(cb, 2, [pairs, 0, 0, 0]);
+            k.dispatch(cb, pairs.div_ceil(32));
+        }),
+        out: &uav_b,
+    };
+    let want = model(&GRIDS);
+    let samples = ctx.compare("chain", graph_side, base_side, 8, Some(&want))?;
+    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &host_records, n, ctx.settings.runs)?;
+    let detail = format!("4 records, {groups} + {pairs} + {pairs} threads' work, 3 nodes vs 3 dispatches");
+    Ok(row("chain", detail, &setup, cpu, samples))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model;
+
+    #[test]
+    fn model_of_one_workgroup() {
+        assert_eq!(model(&[1, 0, 0, 0]), [5, 0, 0, 0, 2, 0, 0, 0]);
+    }
+}
