@@ -71,6 +71,17 @@ pub struct TestGraph<'d> {
     pub modules: Vec<vk::ShaderModule>,
 }
 
+/// Corpus module 01: the D3D12HelloWorkGraphs chain (firstNode -> secondNode
+/// -> thirdNode); `models::hello_chain` is its CPU model.
+pub const HELLO_CHAIN_SPV: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
+
+/// The hello chain's stages, in node-index order.
+pub const HELLO_CHAIN_STAGES: [Stage<'static>; 3] = [
+    Stage { entry: "firstNode", node: None },
+    Stage { entry: "secondNode", node: None },
+    Stage { entry: "thirdNode", node: None },
+];
+
 /// One node stage: entry point and optional (name, index) override.
 pub struct Stage<'a> {
     pub entry: &'a str,
@@ -89,6 +100,11 @@ struct ModuleStage<'s> {
 }
 
 impl<'d> TestGraph<'d> {
+    /// The hello chain, writing its sums and counts into `uav` (8 words).
+    pub fn hello_chain(dev: &'d TestDevice<'d>, uav: &HostBuffer) -> Result<Self> {
+        Self::new(dev, HELLO_CHAIN_SPV, &HELLO_CHAIN_STAGES, &[uav], 0)
+    }
+
     /// Creates the graph from one SPIR-V module's entry points, binding
     /// `buffers` as storage buffers 0.. of set 0 (push constants: `push_bytes`).
     pub fn new(

@@ -7,21 +7,14 @@
 //! dispatch, and a node shader the runtime rejects.
 
 use ash::vk;
-use conformance_tests::graph::{Stage, TestGraph};
+use conformance_tests::graph::{Stage, TestGraph, HELLO_CHAIN_STAGES};
 use conformance_tests::models::add_hello_chain;
 use conformance_tests::{compute, Error, InstanceOptions, TestDevice, TestInstance};
 
-const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 const COALESCE: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/08_coalescing_array.spv");
 const SELF_WITHOUT_LIMIT: &[u8] =
     include_bytes!("../../spirv-lowering/tests/corpus/negative/n03_self_enqueue_without_recursion.spv");
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
-
-const HELLO_STAGES: [Stage<'static>; 3] = [
-    Stage { entry: "firstNode", node: None },
-    Stage { entry: "secondNode", node: None },
-    Stage { entry: "thirdNode", node: None },
-];
 
 fn le(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
@@ -43,7 +36,7 @@ fn several_entry_nodes_in_one_dispatch() {
     with_device(|dev| {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let first_node = graph.node_index("firstNode", 0).expect("first");
         let second_node = graph.node_index("secondNode", 0).expect("second");
@@ -67,7 +60,7 @@ fn stride_zero_and_zero_counts() {
     with_device(|dev| {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let one = le(&[3, 2]);
         // Stride 0: four copies of the same record; then a zero-count info.
@@ -86,7 +79,7 @@ fn same_graph_twice_then_in_a_later_submission() {
     with_device(|dev| {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let records = [(4u32, 0u32), (1, 1)];
         let bytes = le(&records.iter().flat_map(|&(g, r)| [g, r]).collect::<Vec<_>>());
@@ -113,7 +106,7 @@ fn two_graphs_dispatched_alternately() {
         uav.write_u32(&[0; 8]).expect("clear");
         let out = dev.create_host_buffer(4096, vk::BufferUsageFlags::STORAGE_BUFFER).expect("out");
         out.write_u32(&[0; 1024]).expect("clear");
-        let hello = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("hello graph");
+        let hello = TestGraph::hello_chain(dev, &uav).expect("hello graph");
         let coalesce =
             TestGraph::new(dev, COALESCE, &[Stage { entry: "coalesce", node: None }], &[&out], 0).expect("graph 2");
         let hello_scratch = hello.scratch(hello.scratch_sizes().expect("sizes").0).expect("scratch");
@@ -146,7 +139,7 @@ fn compute_state_survives_a_graph_dispatch() {
         let scale_add = dev.create_storage_compute(&words, 12, &buffer).expect("compute pipeline");
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let hello_bytes = le(&[3, 0]);
         dev.submit_once(|cb| {
@@ -177,7 +170,7 @@ fn rejected_node_shader_fails_cleanly() {
             Ok(_) => panic!("a node enqueueing to itself without MaxNodeRecursionAMDX was accepted"),
         }
         // The device stays usable: a valid graph still works afterwards.
-        let graph = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("graph after a rejected one");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph after a rejected one");
         assert!(graph.scratch_sizes().is_ok());
     });
 }
@@ -187,7 +180,7 @@ fn node_overrides_and_partial_failure_in_one_call() {
     with_device(|dev| {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::new(dev, HELLO, &HELLO_STAGES, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
         // Overrides: firstNode becomes ("entry", 7); the chain still links
         // (secondNode and thirdNode keep their names).
         let renamed = [
@@ -196,7 +189,7 @@ fn node_overrides_and_partial_failure_in_one_call() {
             Stage { entry: "thirdNode", node: None },
         ];
         let missing_entry = [Stage { entry: "noSuchEntryPoint", node: None }];
-        let (result, pipelines) = graph.create_pipelines(&[&renamed, &missing_entry, &HELLO_STAGES]);
+        let (result, pipelines) = graph.create_pipelines(&[&renamed, &missing_entry, &HELLO_CHAIN_STAGES]);
         assert_eq!(result, vk::Result::ERROR_INITIALIZATION_FAILED);
         assert!(pipelines[0] != vk::Pipeline::null() && pipelines[2] != vk::Pipeline::null());
         assert_eq!(pipelines[1], vk::Pipeline::null(), "the failed create info yields a null handle");

@@ -2,7 +2,7 @@
 //! dispatched through the layer on lavapipe, checked against a CPU model.
 
 use ash::vk;
-use conformance_tests::graph::{Stage, TestGraph};
+use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
@@ -10,8 +10,6 @@ use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 fn records_of(grids: &[u32]) -> Vec<(u32, u32)> {
     grids.iter().enumerate().map(|(i, &g)| (g, i as u32)).collect()
 }
-
-const SPV: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 
 #[test]
 fn hello_chain_matches_the_cpu_model() {
@@ -21,12 +19,7 @@ fn hello_chain_matches_the_cpu_model() {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let stages = [
-            Stage { entry: "firstNode", node: None },
-            Stage { entry: "secondNode", node: None },
-            Stage { entry: "thirdNode", node: None },
-        ];
-        let graph = TestGraph::new(&dev, SPV, &stages, &[&uav], 0).expect("graph pipeline");
+        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph pipeline");
         let (min, max, granularity) = graph.scratch_sizes().expect("scratch sizes");
         assert!(min > 0 && min <= max && granularity > 0, "{min} {max} {granularity}");
         let scratch = graph.scratch(min).expect("scratch");

@@ -6,11 +6,9 @@
 
 use ash::vk;
 use conformance_tests::amdx::{PfnCmdDispatchGraph, PfnCmdDispatchGraphIndirectCount};
-use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
+use conformance_tests::graph::{TestGraph, BIND_POINT};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
-
-const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 
 /// A `VkDispatchGraphInfoAMDX` as 6 words.
 fn info(node: u32, count: u32, payloads: u64, stride: u64) -> [u32; 6] {
@@ -32,12 +30,7 @@ fn indirect_and_indirect_count_dispatches() {
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
-        let stages = [
-            Stage { entry: "firstNode", node: None },
-            Stage { entry: "secondNode", node: None },
-            Stage { entry: "thirdNode", node: None },
-        ];
-        let graph = TestGraph::new(&dev, HELLO, &stages, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let get = |name: &std::ffi::CStr| dev.proc_addr(name).expect("entry point");
         // SAFETY: the prototypes of the names asked for.

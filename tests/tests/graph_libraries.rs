@@ -5,11 +5,10 @@
 //! what the graph built from plain stages computes.
 
 use ash::vk;
-use conformance_tests::graph::{Stage, TestGraph};
+use conformance_tests::graph::TestGraph;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 use std::ffi::CStr;
 
-const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 /// `VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX`.
 const EXECUTION_GRAPH_BIT: u64 = 0x1_0000_0000;
 
@@ -73,12 +72,7 @@ fn graphs_link_compute_and_graph_libraries() {
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
-        let stages = [
-            Stage { entry: "firstNode", node: None },
-            Stage { entry: "secondNode", node: None },
-            Stage { entry: "thirdNode", node: None },
-        ];
-        let reference = TestGraph::new(&dev, HELLO, &stages, &[&uav], 0).expect("graph from stages");
+        let reference = TestGraph::hello_chain(&dev, &uav).expect("graph from stages");
         let want = run_chain(&dev, &reference, &uav, reference.pipeline);
 
         // firstNode as a stage, the other two as compute library stages.

@@ -8,11 +8,10 @@
 
 use ash::vk;
 use conformance_tests::amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH;
-use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
+use conformance_tests::graph::{TestGraph, BIND_POINT};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
-const HELLO: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/01_hello_chain.spv");
 const GUARD: u64 = 4096;
 const PATTERN: u32 = 0xA5A5_5A5A;
 
@@ -25,12 +24,7 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
-        let stages = [
-            Stage { entry: "firstNode", node: None },
-            Stage { entry: "secondNode", node: None },
-            Stage { entry: "thirdNode", node: None },
-        ];
-        let graph = TestGraph::new(&dev, HELLO, &stages, &[&uav], 0).expect("graph");
+        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
         let (min, max, granularity) = graph.scratch_sizes().expect("sizes");
         // 200 records of grid 16: 6,400 secondNode records at level 1.
         let first: Vec<(u32, u32)> = (0..200).map(|i| (16, i % 4)).collect();
