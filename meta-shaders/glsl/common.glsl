@@ -23,7 +23,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer RecordRefs {
     uint remaining_recursion;
 };
 
-// abi::GraphContext, 72 bytes.
+// abi::GraphContext, 88 bytes.
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContextRef {
     uint64_t out_payload_base;
     uint out_payload_capacity;
@@ -37,6 +37,10 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContext
     uint64_t sink;
     uint status;
     uint node_count;
+    uint advance_x;       // vkCmdDispatchIndirect arguments of advance.comp,
+    uint advance_y;       // raised by the kernels' enqueues
+    uint advance_z;
+    uint reserved;
 };
 
 // abi::OutputEntry, 24 bytes.
@@ -48,7 +52,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer OutputEntryR
     uint remaining_recursion;
 };
 
-// graph::scratch::NodeSchedule, 32 bytes.
+// meta_shaders::NodeSchedule, 40 bytes.
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer NodeScheduleRef {
     uint mode;                  // SCHEDULE_* below
     uint records_per_workgroup; // coalescing P / packed thread W
@@ -60,18 +64,6 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer NodeSchedule
     uint share_base;            // SharesInputWithAMDX: base slot + 1 (0: none)
     uint flags;                 // SCHEDULE_FLAG_* below
     uint reserved;
-};
-
-// graph::scratch::LevelState, 32 bytes: what the meta passes hand each other.
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer LevelStateRef {
-    uint scatter_x;       // vkCmdDispatchIndirect arguments of the scatter pass
-    uint scatter_y;
-    uint scatter_z;
-    uint scatter_count;   // entries the scatter pass reads
-    uint record_total;    // records listed for the next level (clamped)
-    uint record_capacity;
-    uint reserved0;
-    uint reserved1;
 };
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words { uint w[]; };

@@ -2,9 +2,11 @@
 // For broadcast nodes whose grid comes from the payload: the exclusive
 // prefix sum of the records' grid sizes (RecordRef.workgroup_start, which
 // kernels binary-search) and the node's dispatch arguments. One workgroup
-// per node slot (others exit); records are scanned 256 at a time.
+// per node slot (others exit); each invocation takes 4 consecutive records,
+// so one round of the workgroup scan covers 1024 records.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "scan.glsl"
 layout(local_size_x = 256) in;
 
 layout(push_constant) uniform Push {
@@ -12,13 +14,20 @@ layout(push_constant) uniform Push {
     NodeScheduleRef schedules;
 } pc;
 
-shared uint partial[256];
-shared uint running_total;
+const uint PER_INVOCATION = 4u;
 
 uint grid_component(uint64_t payload, uint offset, uint bytes, uint index) {
     uint at = offset + index * bytes;
     uint word = Words(payload + uint64_t(at & ~3u)).w[0];
     return bytes == 2u ? ((word >> ((at & 2u) * 8u)) & 0xffffu) : word;
+}
+
+uint grid_size(NodeScheduleRef s, uint64_t payload) {
+    uint groups = 1u;
+    for (uint c = 0u; c < s.grid_components; ++c) {
+        groups *= grid_component(payload, s.grid_offset, s.grid_bytes, c);
+    }
+    return groups;
 }
 
 void main() {
@@ -31,41 +40,30 @@ void main() {
     uint t = gl_LocalInvocationIndex;
     uint count = d.record_count;
     RecordRefs list = RecordRefs(d.records);
-    if (t == 0u) {
-        running_total = 0u;
-    }
-    barrier();
-    for (uint chunk = 0u; chunk < count; chunk += 256u) {
-        uint r = chunk + t;
-        uint groups = 0u;
-        if (r < count) {
-            uint64_t p = list[r].payload;
-            groups = 1u;
-            for (uint c = 0u; c < s.grid_components; ++c) {
-                groups *= grid_component(p, s.grid_offset, s.grid_bytes, c);
+    uint running_total = 0u;
+    for (uint chunk = 0u; chunk < count; chunk += 256u * PER_INVOCATION) {
+        uint first = chunk + t * PER_INVOCATION;
+        uint groups[PER_INVOCATION];
+        uint mine = 0u;
+        for (uint k = 0u; k < PER_INVOCATION; ++k) {
+            uint r = first + k;
+            groups[k] = r < count ? grid_size(s, list[r].payload) : 0u;
+            mine += groups[k];
+        }
+        uint chunk_total;
+        uint start = running_total + workgroup_inclusive_scan(mine, chunk_total) - mine;
+        for (uint k = 0u; k < PER_INVOCATION; ++k) {
+            uint r = first + k;
+            if (r < count) {
+                list[r].workgroup_start = start;
             }
+            start += groups[k];
         }
-        partial[t] = groups;
-        barrier();
-        for (uint step = 1u; step < 256u; step <<= 1u) {
-            uint add = t >= step ? partial[t - step] : 0u;
-            barrier();
-            partial[t] += add;
-            barrier();
-        }
-        if (r < count) {
-            list[r].workgroup_start = running_total + partial[t] - groups;
-        }
-        barrier();
-        if (t == 255u) {
-            running_total += partial[255];
-        }
-        barrier();
+        running_total += chunk_total;
     }
     if (t == 0u) {
-        uint groups = running_total;
-        d.workgroup_count = groups;
-        uvec3 split = split_groups(groups);
+        d.workgroup_count = running_total;
+        uvec3 split = split_groups(running_total);
         d.indirect_x = split.x;
         d.indirect_y = split.y;
         d.indirect_z = split.z;

@@ -1,13 +1,13 @@
 //! The layer's meta compute shaders, which run between the levels of a graph
 //! dispatch: GLSL sources in `glsl/`, compiled with
 //! `glslangValidator -V --target-env vulkan1.2` and committed as `.spv` next
-//! to them (`cargo xtask shaders` recompiles). They reach scratch memory
+//! to them (`glsl/compile.sh` recompiles). They reach scratch memory
 //! through `GL_EXT_buffer_reference` pointers because the addresses exist
 //! only on the GPU.
 //!
 //! This crate also owns the Rust side of their interface: the per-node
-//! [`NodeSchedule`], the per-level [`LevelState`] and the push-constant
-//! blocks. `common.glsl` mirrors them and the kernel ABI
+//! [`NodeSchedule`] and the push-constant blocks. `common.glsl` mirrors
+//! them and the kernel ABI
 //! (`spirv_lowering::abi`); `tests/mirror.rs` checks both mirrors.
 #![forbid(unsafe_code)]
 
@@ -30,12 +30,14 @@ macro_rules! shader {
 }
 
 shader!(
-    /// `plan.comp`: record slices, dispatch arguments and counter resets between levels.
-    PLAN, "../glsl/plan.spv"
+    /// `advance.comp`: between levels, record slices, record lists, dispatch
+    /// arguments and the next level's resets in one pass.
+    ADVANCE, "../glsl/advance.spv"
 );
 shader!(
-    /// `scatter.comp`: lists each enqueued record in its node's record slice.
-    SCATTER, "../glsl/scatter.spv"
+    /// `plan.comp`: record slices, dispatch arguments and counter resets of
+    /// level 0 of an indirect graph dispatch.
+    PLAN, "../glsl/plan.spv"
 );
 shader!(
     /// `gridscan.comp`: workgroup prefix sums of dynamic-grid broadcast nodes.
@@ -52,8 +54,8 @@ shader!(
 
 /// Every meta shader with its source file name, for tests and tools.
 pub const ALL: [(&str, &[u32]); 5] = [
+    ("advance", &ADVANCE),
     ("plan", &PLAN),
-    ("scatter", &SCATTER),
     ("gridscan", &GRIDSCAN),
     ("entry_rank", &ENTRY_RANK),
     ("entry_records", &ENTRY_RECORDS),
@@ -62,16 +64,14 @@ pub const ALL: [(&str, &[u32]); 5] = [
 /// Workgroup size of `entry_rank.comp` and `entry_records.comp`.
 pub const ENTRY_WORKGROUP: u32 = 64;
 
-/// Workgroup size of `scatter.comp` (invocations per output entry batch).
-pub const SCATTER_WORKGROUP: u32 = 64;
-
 /// [`NodeSchedule::mode`]: broadcast with a static grid.
 pub const SCHEDULE_STATIC: u32 = 0;
 /// [`NodeSchedule::mode`]: broadcast with the grid in the payload.
 pub const SCHEDULE_DYNAMIC: u32 = 1;
 /// [`NodeSchedule::mode`]: coalescing or thread nodes, `records_per_workgroup` a workgroup.
 pub const SCHEDULE_BATCHED: u32 = 2;
-/// `GraphContext.status` bit set by `plan.comp`: more records than the record list holds.
+/// `GraphContext.status` bit set by `advance.comp` and `plan.comp`: more
+/// records than the record list holds.
 pub const STATUS_RECORD_OVERFLOW: u32 = 1 << 5;
 /// `GraphContext.status` bit set by `entry_rank.comp`: an entry info named a
 /// node out of range or one that is not an API entry (the info is dropped).
@@ -104,17 +104,23 @@ pub struct NodeSchedule {
     pub reserved: u32,
 }
 
-/// What `plan.comp` hands `scatter.comp` (one per graph dispatch, in scratch).
+/// Push constants of `advance.comp`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LevelState {
-    /// `vkCmdDispatchIndirect` arguments of the scatter pass.
-    pub scatter_groups: [u32; 3],
-    pub scatter_count: u32,
-    pub record_total: u32,
-    /// Capacity of the record list (written once per dispatch by the host).
+pub struct AdvancePush {
+    /// The context of the level that ran (level d uses context d % 2).
+    pub ctx: u64,
+    /// The context of the next level, reset by the pass.
+    pub next_ctx: u64,
+    pub dispatches: u64,
+    pub schedules: u64,
+    pub records: u64,
+    /// Where to leave `GraphContext.status` as it stands after this pass
+    /// (one word per level, so the host can tell where a problem began).
+    pub level_status: u64,
+    /// Capacity of the record list.
     pub record_capacity: u32,
-    pub reserved: [u32; 2],
+    pub reserved: u32,
 }
 
 /// Push constants of `plan.comp`.
@@ -125,22 +131,10 @@ pub struct PlanPush {
     pub dispatches: u64,
     pub schedules: u64,
     pub records: u64,
-    pub level: u64,
-    /// Output half of the payload ring for the next level.
-    pub next_out_base: u64,
-    /// Where to leave `GraphContext.status` as it stands after this pass
-    /// (one word per level, so the host can tell where a problem began).
+    /// As [`AdvancePush::level_status`].
     pub level_status: u64,
-}
-
-/// Push constants of `scatter.comp`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ScatterPush {
-    pub ctx: u64,
-    pub dispatches: u64,
-    pub schedules: u64,
-    pub level: u64,
+    pub record_capacity: u32,
+    pub reserved: u32,
 }
 
 /// Push constants of `entry_rank.comp` and `entry_records.comp`.
@@ -173,10 +167,8 @@ pub struct GridscanPush {
 const _: () = assert!(core::mem::size_of::<NodeSchedule>() == 40);
 const _: () = assert!(core::mem::size_of::<EntryPush>() == 64);
 const _: () = assert!(core::mem::offset_of!(EntryPush, ranks) == 56);
-const _: () = assert!(core::mem::size_of::<LevelState>() == 32);
-const _: () = assert!(core::mem::offset_of!(LevelState, record_capacity) == 20);
-const _: () = assert!(core::mem::size_of::<PlanPush>() == 56);
-const _: () = assert!(core::mem::size_of::<ScatterPush>() == 32);
+const _: () = assert!(core::mem::size_of::<AdvancePush>() == 56);
+const _: () = assert!(core::mem::size_of::<PlanPush>() == 48);
 const _: () = assert!(core::mem::size_of::<GridscanPush>() == 16);
 
 /// Splits `groups` linear workgroups over x and y as `split_groups` in

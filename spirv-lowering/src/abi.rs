@@ -65,7 +65,10 @@
 use core::mem::{offset_of, size_of};
 
 /// ABI version; bump on any layout change.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
+/// Output entries one workgroup of the meta pass between levels handles
+/// (see [`GraphContext::advance_groups`]).
+pub const ADVANCE_ENTRIES_PER_GROUP: u32 = 256;
 /// Alignment of every allocation in the payload ring.
 pub const ALLOC_ALIGN: u32 = 16;
 /// `OutputLink.slots` entry for "no node at this index".
@@ -150,6 +153,15 @@ pub struct GraphContext {
     pub status: u32,
     /// Number of node slots.
     pub node_count: u32,
+    /// `vkCmdDispatchIndirect` arguments of the meta pass that follows the
+    /// level (one workgroup per [`ADVANCE_ENTRIES_PER_GROUP`] entries). The
+    /// runtime sets them to (1, 1, 1) before the level; the enqueue that takes
+    /// entry `e < entry_capacity` with `e % ADVANCE_ENTRIES_PER_GROUP == 0`
+    /// raises x to at least `e / ADVANCE_ENTRIES_PER_GROUP + 1` (`AtomicUMax`),
+    /// so the pass is sized on the GPU without a pass of its own.
+    pub advance_groups: [u32; 3],
+    /// Zero.
+    pub _reserved: u32,
 }
 
 /// One per (node, output declared in its SPIR-V), in `NodeShaderInfo::outputs` order.
@@ -223,7 +235,8 @@ const _: () = assert!(offset_of!(NodeDispatch, records) == 24);
 const _: () = assert!(size_of::<RecordRef>() == 16);
 const _: () = assert!(offset_of!(RecordRef, workgroup_start) == 8);
 const _: () = assert!(offset_of!(RecordRef, remaining_recursion) == 12);
-const _: () = assert!(size_of::<GraphContext>() == 72);
+const _: () = assert!(size_of::<GraphContext>() == 88);
+const _: () = assert!(offset_of!(GraphContext, advance_groups) == 72);
 const _: () = assert!(offset_of!(GraphContext, out_payload_capacity) == 8);
 const _: () = assert!(offset_of!(GraphContext, out_payload_top) == 12);
 const _: () = assert!(offset_of!(GraphContext, entries) == 16);
@@ -276,6 +289,10 @@ pub mod spirv_layout {
         (U64, 56),
         (U32, 64),
         (U32, 68),
+        (U32, 72),
+        (U32, 76),
+        (U32, 80),
+        (U32, 84),
     ];
     pub const OUTPUT_LINK: &[(Field, u32)] = &[(U64, 0), (U32, 8), (U32, 12)];
     pub const NODE_INFO: &[(Field, u32)] = &[(U32, 0), (U32, 4), (U32, 8), (U32, 12)];

@@ -75,7 +75,7 @@ impl Abi {
         };
         let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 32);
         let (record, p_record) = decl(ir, "RecordRef", L::RECORD_REF, 16);
-        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 72);
+        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 88);
         let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
         let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
         let (entry, p_entry) = decl(ir, "OutputEntry", L::OUTPUT_ENTRY, 24);
@@ -149,6 +149,7 @@ pub mod f {
     pub const C_NODES: u32 = 8;
     pub const C_SINK: u32 = 9;
     pub const C_STATUS: u32 = 10;
+    pub const C_ADVANCE_X: u32 = 12;
     pub const L_SLOTS: u32 = 0;
     pub const L_SLOT_COUNT: u32 = 1;
     pub const N_FIRST_LINK: u32 = 0;

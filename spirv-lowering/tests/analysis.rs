@@ -169,6 +169,10 @@ fn abi_spirv_mirror_matches_repr_c() {
         offset_of!(abi::GraphContext, sink),
         offset_of!(abi::GraphContext, status),
         offset_of!(abi::GraphContext, node_count),
+        offset_of!(abi::GraphContext, advance_groups),
+        offset_of!(abi::GraphContext, advance_groups) + 4,
+        offset_of!(abi::GraphContext, advance_groups) + 8,
+        offset_of!(abi::GraphContext, _reserved),
     ];
     assert_eq!(c.iter().map(|x| x.1 as usize).collect::<Vec<_>>(), offs);
     assert_eq!(end(c), size_of::<abi::GraphContext>());

@@ -208,6 +208,8 @@ fn dynamic_broadcast_allocates_and_enqueues() {
     want.sort();
     assert_eq!(got, want);
     assert_eq!(g.get32(at::CTX + 12), 5 * 32, "ring top");
+    // Entry 0 starts the first group of the meta pass after the level.
+    assert_eq!(g.get32(at::CTX + 72), 1, "advance_groups.x");
 }
 
 /// The ring overflows after two allocations: status bit, sink, no entries for the rest.
@@ -233,6 +235,7 @@ fn invalid_node_index_is_dropped() {
     assert_eq!(status(&g), STATUS_INVALID_NODE);
     assert_eq!(entries(&g).len(), 0);
     assert_eq!(g.get32(at::CTX + 12), 0, "nothing allocated in the ring");
+    assert_eq!(g.get32(at::CTX + 72), 0, "no entry: advance_groups.x untouched");
 }
 
 fn second_node(g: &mut Gpu, pack: u32) {

@@ -6,9 +6,9 @@
 //!    dispatch: known on the host) and cleared counters;
 //! 2. per level: each node that can have records at that level, as an
 //!    indirect dispatch whose arguments the previous level's meta passes
-//!    wrote; then `plan` (record slices, arguments, counter resets),
-//!    `scatter` (record lists) and, when a dynamic-grid node follows,
-//!    `gridscan`, each behind a barrier;
+//!    wrote; then `advance` (record slices and lists, arguments, the next
+//!    level's resets; sized by the level's enqueues) and, when a
+//!    dynamic-grid node follows, `gridscan`, each behind a barrier;
 //! 3. the application's compute state (pipeline, descriptor sets, push
 //!    descriptors, push constants) is bound again.
 
@@ -19,7 +19,7 @@ use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, STA
 use crate::state::command_buffer::CommandBufferState;
 use crate::state::DeviceState;
 use ash::vk;
-use meta_shaders::{EntryPush, GridscanPush, LevelState, PlanPush, ScatterPush, SCHEDULE_DYNAMIC};
+use meta_shaders::{AdvancePush, EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
 use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush};
 use std::collections::BTreeSet;
 
@@ -113,27 +113,36 @@ impl Dispatch<'_> {
         slot as u64 * std::mem::size_of::<NodeDispatch>() as u64
     }
 
-    /// Writes the graph context and clears the counters (transfer).
+    /// Address of the graph context of level `level`.
+    fn context(&self, level: usize) -> u64 {
+        self.base() + self.graph.fixed.contexts[level % 2]
+    }
+
+    /// Writes both graph contexts and clears the counters (transfer).
     fn begin(&self) {
         let (base, fixed, dynamic) = (self.base(), &self.graph.fixed, &self.dynamic);
-        let context = GraphContext {
-            out_payload_base: base + dynamic.halves[1],
-            out_payload_capacity: dynamic.half_size.min(u64::from(u32::MAX)) as u32,
-            out_payload_top: 0,
-            entries: base + dynamic.entries,
-            entry_capacity: dynamic.entry_capacity,
-            entry_count: 0,
-            node_counts: base + fixed.node_counts,
-            links: base + fixed.links,
-            nodes: base + fixed.node_infos,
-            sink: base + fixed.sink,
-            status: 0,
-            node_count: self.graph.graph.nodes.len() as u32,
-        };
-        let level_state = LevelState { record_capacity: dynamic.record_capacity, ..Default::default() };
-        self.r.update(fixed.context, &words_of(&context_words(&context)));
-        self.r.update(fixed.level_state, &words_of(&level_state_words(&level_state)));
-        self.r.fill_zero(fixed.node_counts, 4 * self.graph.graph.nodes.len() as u64);
+        for parity in 0..2 {
+            let context = GraphContext {
+                // Level d reads half d % 2 and writes the other one.
+                out_payload_base: base + dynamic.halves[1 - parity],
+                out_payload_capacity: dynamic.half_size.min(u64::from(u32::MAX)) as u32,
+                out_payload_top: 0,
+                entries: base + dynamic.entries,
+                entry_capacity: dynamic.entry_capacity,
+                entry_count: 0,
+                node_counts: base + fixed.node_counts[parity],
+                links: base + fixed.links,
+                nodes: base + fixed.node_infos,
+                sink: base + fixed.sink,
+                status: 0,
+                node_count: self.graph.graph.nodes.len() as u32,
+                advance_groups: [1, 1, 1],
+                _reserved: 0,
+            };
+            self.r.update(fixed.contexts[parity], &words_of(&context_words(&context)));
+        }
+        // The two counter arrays are adjacent.
+        self.r.fill_zero(fixed.node_counts[0], 8 * self.graph.graph.nodes.len() as u64);
         self.r.fill_zero(fixed.level_status, 4 * u64::from(STATUS_WORDS));
     }
 
@@ -160,7 +169,7 @@ impl Dispatch<'_> {
         // The rank array borrows the output-entry list, unused before level 0 runs.
         let rank_capacity = ((u64::from(dynamic.entry_capacity) * 24) / 8).min(u64::from(u32::MAX)) as u32;
         let mut push = EntryPush {
-            ctx: base + fixed.context,
+            ctx: self.context(0),
             dispatches: base + fixed.dispatches,
             schedules: base + fixed.schedules,
             rank_capacity,
@@ -181,7 +190,7 @@ impl Dispatch<'_> {
         r.push(self.meta.layout, 0, &push);
         r.dispatch(groups);
         r.compute_barrier();
-        self.plan(base + dynamic.halves[1], 0);
+        self.plan();
         r.bind(self.meta.entry_records);
         r.push(self.meta.layout, 0, &push);
         r.dispatch(groups.max(ENTRY_GROUPS_UNKNOWN_COUNT));
@@ -194,22 +203,43 @@ impl Dispatch<'_> {
         (0..self.graph.graph.nodes.len()).filter(|&n| self.graph.graph.nodes[n].decl.info.is_api_entry).collect()
     }
 
-    /// `plan.comp`: record slices and arguments of the next level; the
-    /// status as it stands goes to word `status_index` of the level statuses.
-    fn plan(&self, next_out_base: u64, status_index: u32) {
+    /// `plan.comp`: record slices and arguments of level 0 from the
+    /// counts `entry_rank` left; the status goes to the first status word.
+    fn plan(&self) {
         let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
         let push = PlanPush {
-            ctx: base + fixed.context,
+            ctx: self.context(0),
             dispatches: base + fixed.dispatches,
             schedules: base + fixed.schedules,
             records: base + dynamic.records,
-            level: base + fixed.level_state,
-            next_out_base,
-            level_status: base + fixed.level_status + 4 * u64::from(status_index),
+            level_status: base + fixed.level_status,
+            record_capacity: dynamic.record_capacity,
+            reserved: 0,
         };
         r.bind(self.meta.plan);
         r.push(self.meta.layout, 0, &push);
         r.dispatch(1);
+        r.compute_barrier();
+    }
+
+    /// `advance.comp` after level `level`: the next level's record lists and
+    /// arguments; its workgroup count is in the level's context, raised by
+    /// the level's enqueues.
+    fn advance(&self, level: usize) {
+        let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
+        let push = AdvancePush {
+            ctx: self.context(level),
+            next_ctx: self.context(level + 1),
+            dispatches: base + fixed.dispatches,
+            schedules: base + fixed.schedules,
+            records: base + dynamic.records,
+            level_status: base + fixed.level_status + 4 * (level as u64 + 1),
+            record_capacity: dynamic.record_capacity,
+            reserved: 0,
+        };
+        r.bind(self.meta.advance);
+        r.push(self.meta.layout, 0, &push);
+        r.dispatch_indirect(fixed.contexts[level % 2] + std::mem::offset_of!(GraphContext, advance_groups) as u64);
         r.compute_barrier();
     }
 
@@ -227,7 +257,7 @@ impl Dispatch<'_> {
 
     /// Every level: the node dispatches, then the meta passes that set up the next.
     fn run_levels(&self, levels: &[BTreeSet<usize>]) {
-        let (base, fixed, dynamic, r, graph) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r, self.graph);
+        let (base, fixed, r, graph) = (self.base(), &self.graph.fixed, &self.r, self.graph);
         for (d, level) in levels.iter().enumerate() {
             r.label(
                 || format!("level {d}"),
@@ -244,7 +274,7 @@ impl Dispatch<'_> {
                                 r.push(
                                     graph.layout,
                                     graph.push_offset,
-                                    &NodePush { dispatch: base + dispatch, ctx: base + fixed.context },
+                                    &NodePush { dispatch: base + dispatch, ctx: self.context(d) },
                                 );
                                 r.dispatch_indirect(dispatch);
                             },
@@ -255,31 +285,20 @@ impl Dispatch<'_> {
                     r.label(
                         || "plan next level".into(),
                         || {
-                            // Level d writes half (d + 1) % 2; level d + 1 writes the other.
-                            self.plan(base + dynamic.halves[d % 2], d as u32 + 1);
-                            let push = ScatterPush {
-                                ctx: base + fixed.context,
-                                dispatches: base + fixed.dispatches,
-                                schedules: base + fixed.schedules,
-                                level: base + fixed.level_state,
-                            };
-                            r.bind(self.meta.scatter);
-                            r.push(self.meta.layout, 0, &push);
-                            r.dispatch_indirect(fixed.level_state);
-                            r.compute_barrier();
+                            self.advance(d);
                             self.gridscan_if_needed(next);
                         },
                     );
                 },
             );
         }
-        self.copy_status();
+        self.copy_status(levels.len().saturating_sub(1));
         restore_compute_state(r, self.cb_state);
     }
 
     /// Copies the dispatch's status words (after the inputs, after each
-    /// level, final) to its host slot.
-    fn copy_status(&self) {
+    /// level, final: from the context of the last level) to its host slot.
+    fn copy_status(&self, last_level: usize) {
         let Some((buffer, slot)) = self.status else { return };
         let r = &self.r;
         r.barrier(
@@ -298,7 +317,9 @@ impl Dispatch<'_> {
                 size: snapshots,
             },
             vk::BufferCopy {
-                src_offset: r.target.offset + fixed.context + std::mem::offset_of!(GraphContext, status) as u64,
+                src_offset: r.target.offset
+                    + fixed.contexts[last_level % 2]
+                    + std::mem::offset_of!(GraphContext, status) as u64,
                 dst_offset: slot_offset + snapshots,
                 size: 4,
             },
@@ -369,9 +390,4 @@ pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Res
         },
     );
     Ok(levels)
-}
-
-fn level_state_words(l: &LevelState) -> [u32; 8] {
-    let [x, y, z] = l.scatter_groups;
-    [x, y, z, l.scatter_count, l.record_total, l.record_capacity, l.reserved[0], l.reserved[1]]
 }

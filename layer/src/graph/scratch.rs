@@ -4,11 +4,11 @@
 //! ```text
 //! fixed part (per graph)             dynamic part (scales with the size)
 //! +--------------------------------+ +-------------------------------------+
-//! | GraphContext | LevelState      | | payload ring half A | half B        |
+//! | GraphContext x 2 | status words| | payload ring half A | half B        |
 //! | NodeDispatch x N               | | RecordRef list      | OutputEntry   |
 //! | NodeSchedule x N | NodeInfo x N| +-------------------------------------+
 //! | OutputLink x L | slot tables   |
-//! | node_counts x N | sink         |
+//! | node_counts x 2N | sink        |
 //! +--------------------------------+
 //! ```
 //! The dynamic part is made of 128-byte units: 32 bytes of each ring half,
@@ -19,14 +19,20 @@
 //! - `minSize`: the fixed part plus enough units for 1024 such allocations
 //!   and for the largest single allocation any node can make (the ring half
 //!   must hold it);
-//! - `maxSize`: `minSize` plus 256 MiB (about two million allocations in flight per level);
+//! - `maxSize`: `minSize` plus 512 MiB (about four million allocations in
+//!   flight per level: a 4M-item thread-node classification fits);
 //! - `sizeGranularity`: 4096 bytes (32 units).
 //!
 //! Work beyond what a size holds raises a status flag and is dropped; every
 //! size in between is usable.
+//!
+//! Level d runs with GraphContext d % 2 and its node counters: the meta pass
+//! after level d reads one pair and resets the other in the same dispatch.
 
 use super::link::Graph;
-use spirv_lowering::abi::{GraphContext, NodeDispatch, NodeInfo, OutputEntry, OutputLink, RecordRef, ALLOC_ALIGN};
+use spirv_lowering::abi::{
+    GraphContext, NodeDispatch, NodeInfo, OutputEntry, OutputLink, RecordRef, ADVANCE_ENTRIES_PER_GROUP, ALLOC_ALIGN,
+};
 use std::mem::size_of;
 
 /// Status words a dispatch leaves for the host: after the inputs, after
@@ -43,7 +49,11 @@ const UNIT_ENTRY_BYTES: u64 = 32;
 /// Allocations the smallest scratch holds at one level.
 const MIN_UNITS: u64 = 1024;
 /// `maxSize - minSize`.
-const MAX_EXTRA: u64 = 256 << 20;
+const MAX_EXTRA: u64 = 512 << 20;
+/// Entries the meta pass after a level can cover: 65535 workgroups
+/// (`maxComputeWorkGroupCount[0]`'s guaranteed minimum) of
+/// `ADVANCE_ENTRIES_PER_GROUP`.
+const MAX_ENTRIES: u64 = 65535 * ADVANCE_ENTRIES_PER_GROUP as u64;
 
 fn align(value: u64, to: u64) -> u64 {
     value.div_ceil(to) * to
@@ -52,8 +62,8 @@ fn align(value: u64, to: u64) -> u64 {
 /// Offsets (from the scratch address) of the fixed part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedLayout {
-    pub context: u64,
-    pub level_state: u64,
+    /// The two graph contexts (level d uses `contexts[d % 2]`).
+    pub contexts: [u64; 2],
     /// [`STATUS_WORDS`] words: the status after the inputs, after each level,
     /// and at the end (see `record.rs`).
     pub level_status: u64,
@@ -62,7 +72,8 @@ pub struct FixedLayout {
     pub node_infos: u64,
     pub links: u64,
     pub slot_tables: u64,
-    pub node_counts: u64,
+    /// One counter per node slot for each context.
+    pub node_counts: [u64; 2],
     pub sink: u64,
     pub sink_size: u64,
     /// First byte after the fixed part (a multiple of [`GRANULARITY`]).
@@ -99,16 +110,17 @@ impl FixedLayout {
             }
         }
         let links_count = slot_table_offsets.len() as u64;
-        let context = 0;
-        let level_state = align(size_of::<GraphContext>() as u64, 64);
-        let level_status = level_state + size_of::<meta_shaders::LevelState>() as u64;
+        let context_size = align(size_of::<GraphContext>() as u64, 64);
+        let contexts = [0, context_size];
+        let level_status = 2 * context_size;
         let dispatches = align(level_status + 4 * u64::from(STATUS_WORDS), 16);
         let schedules = dispatches + n * size_of::<NodeDispatch>() as u64;
         let node_infos = schedules + n * size_of::<meta_shaders::NodeSchedule>() as u64;
         let links = node_infos + n * size_of::<NodeInfo>() as u64;
         let slot_tables = links + links_count * size_of::<OutputLink>() as u64;
         let node_counts = align(slot_tables + table_bytes, 16);
-        let sink = align(node_counts + 4 * n, 64);
+        let node_counts = [node_counts, node_counts + 4 * n];
+        let sink = align(node_counts[1] + 4 * n, 64);
         let sink_size = graph
             .nodes
             .iter()
@@ -119,8 +131,7 @@ impl FixedLayout {
             .max(64);
         let end = align(sink + sink_size, GRANULARITY);
         FixedLayout {
-            context,
-            level_state,
+            contexts,
             level_status,
             dispatches,
             schedules,
@@ -160,8 +171,7 @@ impl FixedLayout {
         let records = self.end + 2 * half_size;
         let record_capacity = (units * UNIT_RECORDS).min(u64::from(u32::MAX)) as u32;
         let entries = records + units * UNIT_RECORDS * size_of::<RecordRef>() as u64;
-        let entry_capacity =
-            ((units * UNIT_ENTRY_BYTES) / size_of::<OutputEntry>() as u64).min(u64::from(u32::MAX)) as u32;
+        let entry_capacity = ((units * UNIT_ENTRY_BYTES) / size_of::<OutputEntry>() as u64).min(MAX_ENTRIES) as u32;
         Some(DynamicLayout {
             halves: [self.end, self.end + half_size],
             half_size,
@@ -172,8 +182,8 @@ impl FixedLayout {
         })
     }
 
-    /// Bytes of the static tables, from `dispatches` up to the end of
-    /// `node_counts`, for scratch at device address `base`. `schedules`
+    /// Bytes of the static tables, from `dispatches` up to the end of the
+    /// second `node_counts`, for scratch at device address `base`. `schedules`
     /// gives each node's meta-shader schedule.
     pub fn static_tables(&self, graph: &Graph, schedules: &[meta_shaders::NodeSchedule], base: u64) -> Vec<u8> {
         let mut bytes = Vec::with_capacity((self.sink - self.dispatches) as usize);
@@ -211,7 +221,7 @@ impl FixedLayout {
                 put(table, &words_of(&slots));
             }
         }
-        put(self.node_counts, &vec![0; 4 * graph.nodes.len()]);
+        put(self.node_counts[1], &vec![0; 4 * graph.nodes.len()]);
         bytes
     }
 }
@@ -245,7 +255,7 @@ pub fn record_words(r: &RecordRef) -> [u32; 4] {
     [r.payload as u32, (r.payload >> 32) as u32, r.workgroup_start, r.remaining_recursion]
 }
 
-pub fn context_words(c: &GraphContext) -> [u32; 18] {
+pub fn context_words(c: &GraphContext) -> [u32; 22] {
     let lo = |v: u64| v as u32;
     let hi = |v: u64| (v >> 32) as u32;
     [
@@ -267,6 +277,10 @@ pub fn context_words(c: &GraphContext) -> [u32; 18] {
         hi(c.sink),
         c.status,
         c.node_count,
+        c.advance_groups[0],
+        c.advance_groups[1],
+        c.advance_groups[2],
+        c._reserved,
     ]
 }
 
@@ -342,6 +356,7 @@ mod tests {
             assert!(end <= size, "{size}: layout ends at {end}");
             assert_eq!(d.halves[1], d.halves[0] + d.half_size);
             assert!(d.records >= d.halves[1] + d.half_size);
+            assert!(u64::from(d.entry_capacity) <= MAX_ENTRIES, "advance.comp covers every entry");
         }
     }
 
@@ -361,6 +376,6 @@ mod tests {
         assert_eq!(table, base + fixed.slot_tables);
         assert_eq!((word(fixed.links + 8), word(fixed.links + 12)), (2, 60));
         assert_eq!((word(fixed.slot_tables), word(fixed.slot_tables + 4)), (1, NO));
-        assert_eq!(bytes.len() as u64, fixed.node_counts + 8 - fixed.dispatches);
+        assert_eq!(bytes.len() as u64, fixed.node_counts[1] + 8 - fixed.dispatches);
     }
 }

@@ -15,7 +15,9 @@
 //!   broadcast through a Workgroup variable between two barriers (thread-packed
 //!   nodes allocate per invocation);
 //! * enqueue: one invocation (all for Invocation visibility) bumps
-//!   `node_counts[slot]` and writes a bounds-checked `OutputEntry`;
+//!   `node_counts[slot]` and writes a bounds-checked `OutputEntry`; every
+//!   `ADVANCE_ENTRIES_PER_GROUP`-th entry also raises the workgroup count of
+//!   the meta pass after the level (`GraphContext::advance_groups`);
 //! * is-valid: the same slot lookup without allocating;
 //! * array length: the input's record count, or the allocation header's count;
 //! * finish writing: invocation 0 bumps the record's hidden counter; true for
@@ -26,8 +28,8 @@
 use super::payload::InputLowering;
 use super::Ctx;
 use crate::abi::{
-    ALLOC_ALIGN, ALLOC_FLAG_WORKGROUP, NO_NODE, STATUS_ENTRY_OVERFLOW, STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW,
-    STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
+    ADVANCE_ENTRIES_PER_GROUP, ALLOC_ALIGN, ALLOC_FLAG_WORKGROUP, NO_NODE, STATUS_ENTRY_OVERFLOW, STATUS_INVALID_NODE,
+    STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
 };
 use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};
@@ -501,6 +503,17 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
         let p = b.field_ptr(ir, &a, a.s_entry(), ep, k);
         b.store(p, v, 4);
     }
+    // Size the meta pass after this level: the entry that starts a group of
+    // ADVANCE_ENTRIES_PER_GROUP raises its workgroup count (abi::GraphContext::advance_groups).
+    let per_group = ir.c_u32(ADVANCE_ENTRIES_PER_GROUP);
+    let within = b.bin(ir, Op::UMod, a.u32, e, per_group);
+    let starts = b.bin(ir, Op::IEqual, a.bool_, within, zero);
+    let m4 = b.begin_if(ir, starts);
+    let group = b.bin(ir, Op::UDiv, a.u32, e, per_group);
+    let groups = b.bin(ir, Op::IAdd, a.u32, group, one);
+    let gp = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_ADVANCE_X);
+    b.atomic(ir, Op::AtomicUMax, a.u32, gp, groups);
+    b.end_if(m4);
     b.end_if(m2);
     let full = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
     let m3 = b.begin_if(ir, full);

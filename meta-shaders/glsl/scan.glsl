@@ -1,0 +1,23 @@
+// Workgroup-wide prefix sum over 256 invocations (Hillis-Steele in shared
+// memory; subgroup arithmetic is not required of Vulkan 1.3 devices). Every
+// invocation of the workgroup must call it, in uniform control flow.
+shared uint scan_partial[256];
+
+// The inclusive prefix sum of `value` over invocations 0..t; `total` gets
+// the sum over the whole workgroup.
+uint workgroup_inclusive_scan(uint value, out uint total) {
+    uint t = gl_LocalInvocationIndex;
+    scan_partial[t] = value;
+    barrier();
+    for (uint step = 1u; step < 256u; step <<= 1u) {
+        uint add = t >= step ? scan_partial[t - step] : 0u;
+        barrier();
+        scan_partial[t] += add;
+        barrier();
+    }
+    uint inclusive = scan_partial[t];
+    total = scan_partial[255];
+    // The next call overwrites scan_partial.
+    barrier();
+    return inclusive;
+}
