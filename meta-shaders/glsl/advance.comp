@@ -9,14 +9,18 @@
 // Level d runs with GraphContext d % 2 (`ctx`); this pass reads it and
 // resets the other one (`next_ctx`), which nothing reads until level d + 1,
 // so no workgroup has to wait for another. Sized on the GPU: the kernels'
-// enqueues raise ctx.advance_x to one workgroup per 256 entries (at least
-// one). Every workgroup computes the slices itself (node counts are few);
-// workgroup 0 also writes the dispatch arguments and the resets.
+// enqueues raise ctx.advance_x to one workgroup per 64 entries (at least
+// one, at most 65535; the workgroups loop over any entries beyond). Every
+// workgroup computes the slices itself (node counts are few); workgroup 0
+// also writes the dispatch arguments and the resets. Workgroups of 64, as
+// many as the entries need: each waits on a chain of dependent loads, so
+// many small workgroups in flight hide the latency best.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#define SCAN_SIZE 64u
 #include "scan.glsl"
 #include "slices.glsl"
-layout(local_size_x = 256) in;
+layout(local_size_x = SCAN_SIZE) in;
 
 layout(push_constant) uniform Push {
     GraphContextRef ctx;         // the level that ran
@@ -44,11 +48,11 @@ void main() {
     bool failed = (pc.ctx.status & STATUS_FATAL) != 0u;
     uint entry_total = failed ? 0u : min(pc.ctx.entry_count, pc.ctx.entry_capacity);
     OutputEntryRef entries = OutputEntryRef(pc.ctx.entries);
-    uint threads = gl_NumWorkGroups.x * 256u;
+    uint threads = gl_NumWorkGroups.x * SCAN_SIZE;
     uint running_total = 0u;
     for (uint window = 0u; window < node_count; window += WINDOW) {
         uint window_end = min(window + WINDOW, node_count);
-        for (uint chunk = window; chunk < window_end; chunk += 256u) {
+        for (uint chunk = window; chunk < window_end; chunk += SCAN_SIZE) {
             uint n = chunk + t;
             uint count = (n < window_end && !failed) ? counts.w[n] : 0u;
             uint chunk_total;
@@ -90,7 +94,7 @@ void main() {
     }
     copy_shared_slices(pc.dispatches, pc.schedules, node_count);
     Words next_counts = Words(pc.next_ctx.node_counts);
-    for (uint n = t; n < node_count; n += 256u) {
+    for (uint n = t; n < node_count; n += SCAN_SIZE) {
         next_counts.w[n] = 0u;
     }
     if (t == 0u) {

@@ -6,8 +6,9 @@
 // so one round of the workgroup scan covers 1024 records.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#define SCAN_SIZE 256u
 #include "scan.glsl"
-layout(local_size_x = 256) in;
+layout(local_size_x = SCAN_SIZE) in;
 
 layout(push_constant) uniform Push {
     NodeDispatchRef dispatches;
@@ -41,7 +42,7 @@ void main() {
     uint count = d.record_count;
     RecordRefs list = RecordRefs(d.records);
     uint running_total = 0u;
-    for (uint chunk = 0u; chunk < count; chunk += 256u * PER_INVOCATION) {
+    for (uint chunk = 0u; chunk < count; chunk += SCAN_SIZE * PER_INVOCATION) {
         uint first = chunk + t * PER_INVOCATION;
         uint groups[PER_INVOCATION];
         uint mine = 0u;

@@ -6,9 +6,10 @@
 // (Between levels, advance.comp does this and the listing in one pass.)
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#define SCAN_SIZE 256u
 #include "scan.glsl"
 #include "slices.glsl"
-layout(local_size_x = 256) in;
+layout(local_size_x = SCAN_SIZE) in;
 
 layout(push_constant) uniform Push {
     GraphContextRef ctx;
@@ -25,7 +26,7 @@ void main() {
     uint capacity = pc.record_capacity;
     Words counts = Words(pc.ctx.node_counts);
     uint running_total = 0u;
-    for (uint chunk = 0u; chunk < node_count; chunk += 256u) {
+    for (uint chunk = 0u; chunk < node_count; chunk += SCAN_SIZE) {
         uint n = chunk + t;
         uint count = n < node_count ? counts.w[n] : 0u;
         uint chunk_total;

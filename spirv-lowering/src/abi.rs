@@ -68,7 +68,11 @@ use core::mem::{offset_of, size_of};
 pub const ABI_VERSION: u32 = 2;
 /// Output entries one workgroup of the meta pass between levels handles
 /// (see [`GraphContext::advance_groups`]).
-pub const ADVANCE_ENTRIES_PER_GROUP: u32 = 256;
+pub const ADVANCE_ENTRIES_PER_GROUP: u32 = 64;
+/// The most workgroups the kernels ask for the meta pass after a level
+/// (`maxComputeWorkGroupCount[0]`'s guaranteed minimum); the pass loops
+/// over any entries beyond.
+pub const ADVANCE_MAX_GROUPS: u32 = 65535;
 /// Alignment of every allocation in the payload ring.
 pub const ALLOC_ALIGN: u32 = 16;
 /// `OutputLink.slots` entry for "no node at this index".
@@ -157,7 +161,8 @@ pub struct GraphContext {
     /// level (one workgroup per [`ADVANCE_ENTRIES_PER_GROUP`] entries). The
     /// runtime sets them to (1, 1, 1) before the level; the enqueue that takes
     /// entry `e < entry_capacity` with `e % ADVANCE_ENTRIES_PER_GROUP == 0`
-    /// raises x to at least `e / ADVANCE_ENTRIES_PER_GROUP + 1` (`AtomicUMax`),
+    /// raises x to at least `min(e / ADVANCE_ENTRIES_PER_GROUP + 1,
+    /// ADVANCE_MAX_GROUPS)` (`AtomicUMax`),
     /// so the pass is sized on the GPU without a pass of its own.
     pub advance_groups: [u32; 3],
     /// Zero.

@@ -30,9 +30,7 @@
 //! after level d reads one pair and resets the other in the same dispatch.
 
 use super::link::Graph;
-use spirv_lowering::abi::{
-    GraphContext, NodeDispatch, NodeInfo, OutputEntry, OutputLink, RecordRef, ADVANCE_ENTRIES_PER_GROUP, ALLOC_ALIGN,
-};
+use spirv_lowering::abi::{GraphContext, NodeDispatch, NodeInfo, OutputEntry, OutputLink, RecordRef, ALLOC_ALIGN};
 use std::mem::size_of;
 
 /// Status words a dispatch leaves for the host: after the inputs, after
@@ -50,10 +48,6 @@ const UNIT_ENTRY_BYTES: u64 = 32;
 const MIN_UNITS: u64 = 1024;
 /// `maxSize - minSize`.
 const MAX_EXTRA: u64 = 512 << 20;
-/// Entries the meta pass after a level can cover: 65535 workgroups
-/// (`maxComputeWorkGroupCount[0]`'s guaranteed minimum) of
-/// `ADVANCE_ENTRIES_PER_GROUP`.
-const MAX_ENTRIES: u64 = 65535 * ADVANCE_ENTRIES_PER_GROUP as u64;
 
 fn align(value: u64, to: u64) -> u64 {
     value.div_ceil(to) * to
@@ -171,7 +165,8 @@ impl FixedLayout {
         let records = self.end + 2 * half_size;
         let record_capacity = (units * UNIT_RECORDS).min(u64::from(u32::MAX)) as u32;
         let entries = records + units * UNIT_RECORDS * size_of::<RecordRef>() as u64;
-        let entry_capacity = ((units * UNIT_ENTRY_BYTES) / size_of::<OutputEntry>() as u64).min(MAX_ENTRIES) as u32;
+        let entry_capacity =
+            ((units * UNIT_ENTRY_BYTES) / size_of::<OutputEntry>() as u64).min(u64::from(u32::MAX)) as u32;
         Some(DynamicLayout {
             halves: [self.end, self.end + half_size],
             half_size,
@@ -356,7 +351,6 @@ mod tests {
             assert!(end <= size, "{size}: layout ends at {end}");
             assert_eq!(d.halves[1], d.halves[0] + d.half_size);
             assert!(d.records >= d.halves[1] + d.half_size);
-            assert!(u64::from(d.entry_capacity) <= MAX_ENTRIES, "advance.comp covers every entry");
         }
     }
 

@@ -28,8 +28,8 @@
 use super::payload::InputLowering;
 use super::Ctx;
 use crate::abi::{
-    ADVANCE_ENTRIES_PER_GROUP, ALLOC_ALIGN, ALLOC_FLAG_WORKGROUP, NO_NODE, STATUS_ENTRY_OVERFLOW, STATUS_INVALID_NODE,
-    STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
+    ADVANCE_ENTRIES_PER_GROUP, ADVANCE_MAX_GROUPS, ALLOC_ALIGN, ALLOC_FLAG_WORKGROUP, NO_NODE, STATUS_ENTRY_OVERFLOW,
+    STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
 };
 use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};
@@ -511,6 +511,9 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
     let m4 = b.begin_if(ir, starts);
     let group = b.bin(ir, Op::UDiv, a.u32, e, per_group);
     let groups = b.bin(ir, Op::IAdd, a.u32, group, one);
+    let max_groups = ir.c_u32(ADVANCE_MAX_GROUPS);
+    let lt_max = b.bin(ir, Op::ULessThan, a.bool_, groups, max_groups);
+    let groups = b.op(ir, Op::Select, a.u32, vec![id(lt_max), id(groups), id(max_groups)]);
     let gp = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_ADVANCE_X);
     b.atomic(ir, Op::AtomicUMax, a.u32, gp, groups);
     b.end_if(m4);
