@@ -68,7 +68,7 @@ use core::mem::{offset_of, size_of};
 pub const ABI_VERSION: u32 = 2;
 /// Output entries one workgroup of the meta pass between levels handles
 /// (see [`GraphContext::advance_groups`]).
-pub const ADVANCE_ENTRIES_PER_GROUP: u32 = 64;
+pub const ADVANCE_ENTRIES_PER_GROUP: u32 = 512;
 /// The most workgroups the kernels ask for the meta pass after a level
 /// (`maxComputeWorkGroupCount[0]`'s guaranteed minimum); the pass loops
 /// over any entries beyond.
