@@ -37,6 +37,15 @@ pub fn pick(instance: &ash::Instance) -> Result<vk::PhysicalDevice, String> {
     best.map(|(_, pd)| pd).ok_or_else(|| "no device offers VK_AMDX_shader_enqueue with shaderEnqueue".into())
 }
 
+/// The position of `pd` in `instance`'s enumeration (how the pass-through
+/// measurement, with instances of its own, names the same device).
+pub fn index_of(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<usize, String> {
+    // SAFETY: valid instance.
+    let devices =
+        unsafe { instance.enumerate_physical_devices() }.map_err(|e| format!("vkEnumeratePhysicalDevices: {e:?}"))?;
+    devices.iter().position(|&d| d == pd).ok_or_else(|| "the chosen device is not enumerated".to_string())
+}
+
 /// The UTC date and time (`date -u`), or seconds since the epoch.
 pub fn date() -> String {
     let out = Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"]).output();

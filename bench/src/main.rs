@@ -4,31 +4,40 @@
 //! For every workload ([`workloads`]) it runs the graph and the baseline,
 //! checks that both produce the same words (and the CPU model's), measures
 //! GPU time with timestamp queries (median of the measured runs after
-//! warm-up), the CPU time to record one `vkCmdDispatchGraphAMDX` and the
-//! graph pipeline creation time per node, prints a table and writes JSON to
+//! warm-up), the CPU time to record one `vkCmdDispatchGraphAMDX`, the graph
+//! pipeline creation time per node, and the smallest scratch that still
+//! gives the right result against the payload bytes live at the fullest
+//! level ([`scratch_search`]); once per run, the layer's pass-through cost
+//! per `vkCmd*` call ([`pass_through`]). It prints tables and writes JSON to
 //! `<out-dir>/<device-slug>.json`.
 //!
-//! Usage: `bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--only a,b]`
-//! (from a checkout: `cargo build --release -p shader-enqueue-layer -p bench
-//! && VK_LAYER_PATH=$PWD/manifests target/release/bench --quick`).
+//! Usage: `bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--only a,b]
+//! [--no-scratch-search] [--no-pass-through]` (from a checkout: `cargo build
+//! --release -p shader-enqueue-layer -p bench && VK_LAYER_PATH=$PWD/manifests
+//! target/release/bench --quick`).
 
 mod cmd;
 mod device;
 mod kernel;
 mod measure;
+mod messages;
+mod pass_through;
 mod report;
+mod scratch_search;
 mod workloads;
 
 use demo::{gpu, timer, vkutil};
+use std::ffi::CStr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use measure::Settings;
+use messages::Messages;
 use report::{Header, Row};
 use workloads::Ctx;
 
 /// Name of the layer the benchmark enables.
-const LAYER_NAME: &std::ffi::CStr = c"VK_LAYER_EMU_shader_enqueue";
+const LAYER_NAME: &CStr = c"VK_LAYER_EMU_shader_enqueue";
 
 /// Every workload, in order.
 const ALL: [&str; 6] = ["chain", "empty-levels", "busy-levels", "fanout", "classify", "refine"];
@@ -38,16 +47,21 @@ struct Options {
     settings: Settings,
     out_dir: PathBuf,
     only: Vec<String>,
+    /// Search each graph's smallest working scratch size.
+    scratch_search: bool,
+    /// Measure the pass-through cost per `vkCmd*` call.
+    pass_through: bool,
 }
+
+/// The options after the workload names.
+const USAGE: &str =
+    "usage: bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--no-scratch-search] [--no-pass-through] [--only";
 
 fn main() -> ExitCode {
     let opts = match parse(std::env::args().skip(1).collect()) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!(
-                "bench: {e}\nusage: bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--only {}]",
-                ALL.join(",")
-            );
+            eprintln!("bench: {e}\n{USAGE} {}]", ALL.join(","));
             return ExitCode::from(2);
         }
     };
@@ -66,10 +80,13 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     let mut warmup = None;
     let mut out_dir = None;
     let mut only = Vec::new();
+    let (mut scratch_search, mut pass_through) = (true, true);
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--no-scratch-search" => scratch_search = false,
+            "--no-pass-through" => pass_through = false,
             "--runs" => {
                 let n = it.next().ok_or("--runs needs a number")?;
                 runs = Some(n.parse::<u32>().ok().filter(|&r| r >= 1).ok_or(format!("bad --runs {n:?}"))?);
@@ -99,7 +116,7 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         settings.warmup = w;
     }
     let out_dir = out_dir.unwrap_or_else(default_out_dir);
-    Ok(Options { settings, out_dir, only })
+    Ok(Options { settings, out_dir, only, scratch_search, pass_through })
 }
 
 /// `bench/results` under the current folder when it exists (a checkout's
@@ -114,15 +131,32 @@ fn default_out_dir() -> PathBuf {
 }
 
 fn run(opts: &Options) -> Result<(), String> {
+    // First, while no driver thread can read the environment: the
+    // pass-through baseline must not pick up an implicitly installed copy,
+    // and the bench itself uses the layer it names, not such a copy.
+    demo::cmd_cost::disable_implicit_layer();
     let entry = ash::Entry::linked();
-    let instance = vkutil::create_instance(&entry, &[LAYER_NAME])?;
-    let result = device::pick(&instance).and_then(|pd| run_on(&instance, pd, opts));
-    // SAFETY: every child of the instance was dropped in run_on.
+    // The layer reports dropped work through VK_EXT_debug_utils messengers.
+    let debug_utils = messages::available(&entry);
+    let extensions: &[&CStr] = if debug_utils { &[messages::EXTENSION] } else { &[] };
+    let instance = vkutil::create_instance_with(&entry, &[LAYER_NAME], extensions)?;
+    let result = (|| {
+        let messages = if debug_utils { Some(Messages::new(&entry, &instance)?) } else { None };
+        let pd = device::pick(&instance)?;
+        run_on(&entry, &instance, pd, messages.as_ref(), opts)
+    })();
+    // SAFETY: every child of the instance (device, messenger) was dropped above.
     unsafe { instance.destroy_instance(None) };
     result
 }
 
-fn run_on(instance: &ash::Instance, pd: ash::vk::PhysicalDevice, opts: &Options) -> Result<(), String> {
+fn run_on(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    pd: ash::vk::PhysicalDevice,
+    messages: Option<&Messages>,
+    opts: &Options,
+) -> Result<(), String> {
     let (name, driver, info) = vkutil::describe(instance, pd);
     println!("device: {name}\ndriver: {driver} ({info})");
     let s = opts.settings;
@@ -132,35 +166,30 @@ fn run_on(instance: &ash::Instance, pd: ash::vk::PhysicalDevice, opts: &Options)
         s.warmup,
         if s.quick { "quick sizes" } else { "full sizes" }
     );
+    // Before the bench's own device exists, so that nothing else runs.
+    let pass = if opts.pass_through {
+        Some(pass_through::run(entry, device::index_of(instance, pd)?, s.quick)?)
+    } else {
+        None
+    };
+    if opts.scratch_search {
+        println!("(scratch search: the layer logs an error for every size it finds too small)");
+        if messages.is_none() {
+            println!("(no VK_EXT_debug_utils: the scratch search sees wrong words, not the layer's reports)");
+        }
+    }
     let gpu = gpu::Gpu::new(instance, pd)?;
     if gpu.is_cpu {
         println!("(a CPU driver: timestamps are host clock readings as its worker runs the commands)");
     }
     let timer = timer::Timer::new(&gpu)?.ok_or("the compute queue writes no timestamps")?;
-    let ctx = Ctx { gpu: &gpu, timer, settings: s };
-    let mut rows: Vec<Row> = Vec::new();
-    for w in ALL {
-        if !opts.only.is_empty() && !opts.only.iter().any(|o| o == w) {
-            continue;
-        }
-        println!("running {w} ...");
-        let row = match w {
-            "chain" => workloads::chain::run(&ctx)?,
-            "empty-levels" => workloads::empty::run(&ctx, "empty-levels", 0)?,
-            "busy-levels" => workloads::empty::run(&ctx, "busy-levels", workloads::empty::LEVELS - 1)?,
-            "fanout" => workloads::fanout::run(&ctx)?,
-            "classify" => workloads::classify::run(&ctx)?,
-            _ => workloads::refine::run(&ctx)?,
-        };
-        println!(
-            "  {:.1} µs graph, {:.1} µs baseline, ratio {:.2} (results match)",
-            row.graph_us,
-            row.baseline_us,
-            row.ratio()
-        );
-        rows.push(row);
-    }
+    let ctx = Ctx { gpu: &gpu, timer, settings: s, scratch_search: opts.scratch_search, messages };
+    let rows = run_workloads(&ctx, &opts.only)?;
     report::print_table(&name, &rows);
+    report::print_scratch(&rows);
+    if let Some(p) = &pass {
+        report::print_pass_through(p);
+    }
     let header = Header {
         device: name.clone(),
         driver,
@@ -171,11 +200,41 @@ fn run_on(instance: &ash::Instance, pd: ash::vk::PhysicalDevice, opts: &Options)
         runs: s.runs,
         warmup: s.warmup,
     };
-    let doc = report::to_json(&header, &rows);
+    let doc = report::to_json(&header, &rows, pass.as_ref());
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| format!("{}: {e}", opts.out_dir.display()))?;
     let path = opts.out_dir.join(format!("{}.json", report::slug(&name)));
     let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// Runs the workloads `only` names (all when empty), in [`ALL`] order.
+fn run_workloads(ctx: &Ctx<'_>, only: &[String]) -> Result<Vec<Row>, String> {
+    let mut rows: Vec<Row> = Vec::new();
+    for w in ALL {
+        if !only.is_empty() && !only.iter().any(|o| o == w) {
+            continue;
+        }
+        println!("running {w} ...");
+        let row = match w {
+            "chain" => workloads::chain::run(ctx)?,
+            "empty-levels" => workloads::empty::run(ctx, "empty-levels", 0)?,
+            "busy-levels" => workloads::empty::run(ctx, "busy-levels", workloads::empty::LEVELS - 1)?,
+            "fanout" => workloads::fanout::run(ctx)?,
+            "classify" => workloads::classify::run(ctx)?,
+            _ => workloads::refine::run(ctx)?,
+        };
+        println!(
+            "  {:.1} µs graph, {:.1} µs baseline, ratio {:.2} (results match)",
+            row.graph_us,
+            row.baseline_us,
+            row.ratio()
+        );
+        if let Some(line) = report::scratch_line(&row.scratch) {
+            println!("  {line}");
+        }
+        rows.push(row);
+    }
+    Ok(rows)
 }

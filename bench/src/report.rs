@@ -1,7 +1,10 @@
-//! Results: one [`Row`] per workload, the printed table, and the JSON file
-//! under `bench/results/<device-slug>.json`.
+//! Results: one [`Row`] per workload, the printed tables (timings, scratch,
+//! pass-through), and the JSON file under `bench/results/<device-slug>.json`.
 
 use serde_json::{json, Value};
+
+use crate::pass_through::Figures;
+use crate::scratch_search::{Outcome, Scratch};
 
 /// The figures of one workload.
 #[derive(Debug, Clone)]
@@ -26,6 +29,8 @@ pub struct Row {
     pub extra: Vec<(&'static str, f64)>,
     /// Every measured GPU sample (graph, baseline), µs.
     pub samples: (Vec<f64>, Vec<f64>),
+    /// Smallest working scratch against the live payload bytes.
+    pub scratch: Scratch,
 }
 
 impl Row {
@@ -64,6 +69,73 @@ pub fn print_table(device: &str, rows: &[Row]) {
     }
 }
 
+/// Bytes for people: `640 B`, `68.0 KiB`, `8.3 MiB`.
+pub fn human(bytes: u64) -> String {
+    match bytes {
+        b if b < 1 << 10 => format!("{b} B"),
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// The progress line of a workload's scratch search (`None` when skipped).
+pub fn scratch_line(s: &Scratch) -> Option<String> {
+    let live = human(s.live_payload_bytes);
+    match &s.outcome {
+        Outcome::Skipped => None,
+        Outcome::Found { bytes, runs, .. } => Some(format!(
+            "scratch: {} needed, {:.1} x the {live} of payload live at the fullest level ({runs} runs)",
+            human(*bytes),
+            s.needed_over_live().unwrap_or(f64::NAN)
+        )),
+        Outcome::MaxFails(why) => {
+            Some(format!("scratch: maxSize ({}) gives a wrong result, not searched: {why}", human(s.max_size)))
+        }
+    }
+}
+
+/// Prints the scratch table: smallest working size against live payload.
+pub fn print_scratch(rows: &[Row]) {
+    if rows.iter().all(|r| r.scratch.outcome == Outcome::Skipped) {
+        println!("\nscratch search skipped (--no-scratch-search)");
+        return;
+    }
+    println!("\nsmallest working scratch (multiples of sizeGranularity) against payload live at the fullest level");
+    println!(
+        "{:<14} {:>12} {:>12} {:>12} {:>12} {:>5}",
+        "workload", "live", "needed", "needed/live", "minSize", "runs"
+    );
+    for r in rows {
+        let s = &r.scratch;
+        let (needed, ratio, runs) = match &s.outcome {
+            Outcome::Found { bytes, runs, .. } => {
+                (human(*bytes), format!("{:.1}", s.needed_over_live().unwrap_or(f64::NAN)), runs.to_string())
+            }
+            Outcome::MaxFails(_) => ("> maxSize".into(), "-".into(), "1".into()),
+            Outcome::Skipped => ("-".into(), "-".into(), "0".into()),
+        };
+        let (live, min) = (human(s.live_payload_bytes), human(s.min_size));
+        println!("{:<14} {live:>12} {needed:>12} {ratio:>12} {min:>12} {runs:>5}", r.name);
+        match &s.outcome {
+            Outcome::Found { failure_below: Some(why), .. } => println!("{:<14} one granule less: {why}", ""),
+            Outcome::MaxFails(why) => println!("{:<14} at maxSize: {why}", ""),
+            _ => {}
+        }
+    }
+}
+
+/// Prints the pass-through table (`demo`'s `cmd_cost` layout).
+pub fn print_pass_through(p: &Figures) {
+    println!(
+        "\npass-through per vkCmd* call, CPU ns ({} calls x {} repeats, medians): {}",
+        p.iters, p.repeats, p.device
+    );
+    if p.plain_lists_amdx {
+        println!("(the instance without the layer lists VK_AMDX_shader_enqueue too: driver or implicit layer)");
+    }
+    demo::cmd_cost::print_table(&p.costs);
+}
+
 /// A file-name slug of a device name: lowercase ASCII alphanumerics and dashes.
 pub fn slug(name: &str) -> String {
     let mut out = String::new();
@@ -90,8 +162,51 @@ pub struct Header {
     pub warmup: u32,
 }
 
-/// The whole result document.
-pub fn to_json(h: &Header, rows: &[Row]) -> Value {
+/// A workload's scratch search, for its JSON object.
+fn scratch_json(s: &Scratch) -> Value {
+    let (outcome, runs, failure) = match &s.outcome {
+        Outcome::Skipped => ("skipped", 0, None),
+        Outcome::Found { runs, failure_below, .. } => ("found", *runs, failure_below.as_deref()),
+        Outcome::MaxFails(why) => ("max_size_fails", 1, Some(why.as_str())),
+    };
+    json!({
+        "outcome": outcome,
+        "runs": runs,
+        "min_size_bytes": s.min_size,
+        "max_size_bytes": s.max_size,
+        "granularity_bytes": s.granularity,
+        // Why one granule less (or maxSize itself) failed.
+        "failure": failure,
+    })
+}
+
+/// The pass-through section.
+fn pass_through_json(p: &Figures) -> Value {
+    let commands: Vec<Value> = p
+        .costs
+        .iter()
+        .map(|c| {
+            json!({
+                "command": c.command,
+                "without_ns": c.without_ns,
+                "layer_ns": c.layer_ns,
+                "layer_amdx_ns": c.layer_amdx_ns,
+                "layer_added_ns": c.layer_added_ns(),
+                "layer_amdx_added_ns": c.layer_amdx_added_ns(),
+            })
+        })
+        .collect();
+    json!({
+        "device": p.device,
+        "iters": p.iters,
+        "repeats": p.repeats,
+        "plain_instance_lists_amdx": p.plain_lists_amdx,
+        "commands": commands,
+    })
+}
+
+/// The whole result document (`pass_through` null when not measured).
+pub fn to_json(h: &Header, rows: &[Row], pass: Option<&Figures>) -> Value {
     let workloads: Vec<Value> = rows
         .iter()
         .map(|r| {
@@ -107,6 +222,10 @@ pub fn to_json(h: &Header, rows: &[Row]) -> Value {
                 "pipeline_creation_ms_per_node": r.pipeline_ms_per_node,
                 "nodes": r.nodes,
                 "scratch_bytes": r.scratch_bytes,
+                "live_payload_bytes": r.scratch.live_payload_bytes,
+                "scratch_needed_bytes": r.scratch.needed_bytes(),
+                "scratch_needed_over_live": r.scratch.needed_over_live(),
+                "scratch_search": scratch_json(&r.scratch),
                 "extra": extra,
                 "graph_us_samples": r.samples.0,
                 "baseline_us_samples": r.samples.1,
@@ -123,12 +242,20 @@ pub fn to_json(h: &Header, rows: &[Row]) -> Value {
         "runs": h.runs,
         "warmup": h.warmup,
         "workloads": workloads,
+        "pass_through": pass.map(pass_through_json),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::slug;
+    use super::{human, slug};
+
+    #[test]
+    fn human_bytes() {
+        assert_eq!(human(640), "640 B");
+        assert_eq!(human(69_632), "68.0 KiB");
+        assert_eq!(human(3 << 20), "3.0 MiB");
+    }
 
     #[test]
     fn slugs() {

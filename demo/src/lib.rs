@@ -1,9 +1,11 @@
-//! Shared code of the `demo` and `cmd_cost` binaries: the revision-2 AMDX
-//! items ([`amdx`]), small Vulkan helpers ([`vkutil`]), and the demo's
-//! device ([`gpu`]), execution graph ([`graph`]), GPU timer ([`timer`]) and
-//! the D3D12HelloWorkGraphs chain with its CPU model ([`hello`]).
+//! Shared code of the `demo` and `cmd_cost` binaries (and of `bench`): the
+//! revision-2 AMDX items ([`amdx`]), small Vulkan helpers ([`vkutil`]), the
+//! demo's device ([`gpu`]), execution graph ([`graph`]), GPU timer
+//! ([`timer`]), the D3D12HelloWorkGraphs chain with its CPU model
+//! ([`hello`]), and the pass-through cost measurement ([`cmd_cost`]).
 
 pub mod amdx;
+pub mod cmd_cost;
 pub mod gpu;
 pub mod graph;
 pub mod hello;

@@ -12,9 +12,22 @@ pub const SCALE_ADD_SPV: &[u8] = include_bytes!("../shaders/scale_add.comp.spv")
 
 /// Creates an instance (API 1.3) with `layers` enabled, first = topmost.
 pub fn create_instance(entry: &ash::Entry, layers: &[&CStr]) -> Result<ash::Instance, String> {
+    create_instance_with(entry, layers, &[])
+}
+
+/// [`create_instance`] with the instance `extensions` enabled too.
+pub fn create_instance_with(
+    entry: &ash::Entry,
+    layers: &[&CStr],
+    extensions: &[&CStr],
+) -> Result<ash::Instance, String> {
     let app = vk::ApplicationInfo::default().application_name(c"shader-enqueue-demo").api_version(vk::API_VERSION_1_3);
     let names: Vec<*const c_char> = layers.iter().map(|l| l.as_ptr()).collect();
-    let info = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&names);
+    let ext_names: Vec<*const c_char> = extensions.iter().map(|e| e.as_ptr()).collect();
+    let info = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_layer_names(&names)
+        .enabled_extension_names(&ext_names);
     // SAFETY: `info` points at locals alive for the call.
     unsafe { entry.create_instance(&info, None) }.map_err(|e| {
         if e == vk::Result::ERROR_LAYER_NOT_PRESENT {

@@ -5,6 +5,7 @@
 
 use crate::cmd;
 use crate::report::Row;
+use crate::scratch_search::{self, Probe};
 use crate::workloads::{bytes_of, row, Ctx, Side};
 
 /// The chain's node shaders.
@@ -15,6 +16,14 @@ const THIRD: &[u8] = include_bytes!("../../shaders/chain_third.comp.spv");
 
 /// The entry records' grids (as in the demo).
 pub const GRIDS: [u32; 4] = [16, 3, 9, 12];
+
+/// Payload bytes consumed at each level: the entry records `{ gridSize,
+/// recordIndex }`, then 2 `{ entryRecordIndex, incrementValue }` per
+/// firstNode workgroup, then one `{ entryRecordIndex }` for each of those.
+pub fn level_bytes(grids: &[u32]) -> [u64; 3] {
+    let second = 2 * u64::from(grids.iter().sum::<u32>());
+    [8 * grids.len() as u64, 8 * second, 4 * second]
+}
 
 /// The storage buffer after one dispatch: 4 sums, then 4 counts.
 pub fn model(grids: &[u32]) -> [u32; 8] {
@@ -76,16 +85,24 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
     let want = model(&GRIDS);
     let samples = ctx.compare("chain", graph_side, base_side, 8, Some(&want))?;
     let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &host_records, n, ctx.settings.runs)?;
+    let probe =
+        Probe { graph: g, zero: &[&uav_g], out: &uav_g, node: entry, records: &host_records, count: n, want: &want };
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&level_bytes(&GRIDS)))?;
     let detail = format!("4 records, {groups} + {pairs} + {pairs} threads' work, 3 nodes vs 3 dispatches");
-    Ok(row("chain", detail, &setup, cpu, samples))
+    Ok(row("chain", detail, &setup, cpu, samples, scratch))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::model;
+    use super::{level_bytes, model, GRIDS};
 
     #[test]
     fn model_of_one_workgroup() {
         assert_eq!(model(&[1, 0, 0, 0]), [5, 0, 0, 0, 2, 0, 0, 0]);
+    }
+
+    #[test]
+    fn the_second_level_is_the_fullest() {
+        assert_eq!(level_bytes(&GRIDS), [32, 640, 320]);
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::cmd;
 use crate::report::Row;
+use crate::scratch_search::{self, Probe};
 use crate::workloads::{bytes_of, row, Ctx, Side};
 
 const SPV: &[u8] = include_bytes!("../../shaders/empty_levels.spv");
@@ -15,6 +16,10 @@ const LEVEL: &[u8] = include_bytes!("../../shaders/empty_level.comp.spv");
 
 /// Levels of the graph (MaxNodeRecursionAMDX 31 + the entry level).
 pub const LEVELS: u32 = 32;
+
+/// Payload bytes of a record `{ depth, stop }`: every level with work
+/// consumes exactly one.
+const RECORD_BYTES: u64 = 8;
 
 /// `Out` after one dispatch: `d + 1` at every depth `d <= stop`.
 pub fn model(stop: u32) -> Vec<u32> {
@@ -62,8 +67,10 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, stop: u32) -> Result<Row, String> 
     let want = model(stop);
     let samples = ctx.compare(name, graph_side, base_side, words, Some(&want))?;
     let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
+    let probe = Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &record, count: 1, want: &want };
+    let scratch = scratch_search::search(ctx, &probe, RECORD_BYTES)?;
     let detail = format!("{LEVELS} levels, {} with a record; 1 node vs {LEVELS} indirect dispatches", stop + 1);
-    let mut r = row(name, detail, &setup, cpu, samples);
+    let mut r = row(name, detail, &setup, cpu, samples, scratch);
     r.extra.push(("graph µs per level", r.graph_us / f64::from(LEVELS)));
     r.extra.push(("baseline µs per level", r.baseline_us / f64::from(LEVELS)));
     Ok(r)

@@ -6,6 +6,7 @@
 
 use crate::cmd;
 use crate::report::Row;
+use crate::scratch_search::{self, Probe};
 use crate::workloads::{bytes_of, row, Ctx, Side};
 
 const SPV: &[u8] = include_bytes!("../../shaders/fanout.spv");
@@ -81,8 +82,12 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
     let want = model(&words, total);
     let samples = ctx.compare("fanout", graph_side, base_side, total as usize, Some(&want))?;
     let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &host_records, count, ctx.settings.runs)?;
+    let probe =
+        Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &host_records, count, want: &want };
+    // One level: all the host records `{ grid, id, off }` at once.
+    let scratch = scratch_search::search(ctx, &probe, host_records.len() as u64)?;
     let detail = format!("{count} records, {total} workgroups of 32 threads (grids 1..64)");
-    Ok(row("fanout", detail, &setup, cpu, samples))
+    Ok(row("fanout", detail, &setup, cpu, samples, scratch))
 }
 
 #[cfg(test)]

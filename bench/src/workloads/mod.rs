@@ -1,7 +1,8 @@
 //! The workloads, each a graph through the layer against a hand-written
 //! plain-compute baseline on the same inputs, and what they share: the
-//! context ([`Ctx`]), graph creation with timing and scratch allocation, and
-//! the measured pair of command buffers with readbacks and the result check.
+//! context ([`Ctx`]), graph creation with timing and scratch allocation, the
+//! measured pair of command buffers with readbacks and the result check, and
+//! the row with the scratch figures ([`crate::scratch_search`]).
 
 pub mod chain;
 pub mod classify;
@@ -16,7 +17,9 @@ use ash::vk;
 
 use crate::cmd;
 use crate::measure::{self, Settings};
+use crate::messages::Messages;
 use crate::report::Row;
+use crate::scratch_search::Scratch;
 use demo::amdx;
 use demo::gpu::{Buffer, Gpu};
 use demo::graph::Graph;
@@ -27,6 +30,10 @@ pub struct Ctx<'d> {
     pub gpu: &'d Gpu,
     pub timer: Timer<'d>,
     pub settings: Settings,
+    /// Search the smallest working scratch size (not `--no-scratch-search`).
+    pub scratch_search: bool,
+    /// The layer's error reports, when `VK_EXT_debug_utils` is enabled.
+    pub messages: Option<&'d Messages>,
 }
 
 /// A graph, its creation time per node, its scratch buffer.
@@ -134,6 +141,7 @@ pub fn row(
     setup: &GraphSetup<'_>,
     record_cpu_us: f64,
     samples: (Vec<f64>, Vec<f64>),
+    scratch: Scratch,
 ) -> Row {
     Row {
         name,
@@ -146,6 +154,7 @@ pub fn row(
         scratch_bytes: setup.scratch.size,
         extra: Vec::new(),
         samples,
+        scratch,
     }
 }
 

@@ -10,6 +10,7 @@
 
 use crate::cmd;
 use crate::report::Row;
+use crate::scratch_search::{self, Probe};
 use crate::workloads::{bytes_of, row, Ctx, Side};
 
 const SPV: &[u8] = include_bytes!("../../shaders/refine.spv");
@@ -40,21 +41,48 @@ pub fn mandel(px: u32, py: u32, step: u32) -> u32 {
     64
 }
 
-/// The image the subdivision produces (and the number of leaves).
-pub fn model(n: u32, step: u32) -> (Vec<u32>, u32) {
+/// Payload bytes of the records `{ x, y, s }` (tile), `{ grid, x, y, s,
+/// value }` (fill) and `{ x, y }` (leaf).
+const RECORD_BYTES: [u64; 3] = [12, 20, 8];
+
+/// What the subdivision produces.
+pub struct Model {
+    /// The image.
+    pub image: Vec<u32>,
+    /// 2 x 2 leaves shaded.
+    pub leaves: u32,
+    /// Records consumed at each level: `[tile, fill, leaf]` (a tile of size
+    /// `n >> d` runs at level d; its fill or leaf record at level d + 1).
+    pub levels: Vec<[u32; 3]>,
+}
+
+impl Model {
+    /// Payload bytes of the records consumed at each level.
+    pub fn level_bytes(&self) -> Vec<u64> {
+        self.levels.iter().map(|l| l.iter().zip(RECORD_BYTES).map(|(&c, b)| u64::from(c) * b).sum()).collect()
+    }
+}
+
+/// The subdivision of the n x n image (n a power of two).
+pub fn model(n: u32, step: u32) -> Model {
     let mut img = vec![0u32; (n * n) as usize];
     let mut leaves = 0;
+    let mut levels = vec![[0u32; 3]; n.trailing_zeros() as usize + 1];
     let mut stack = vec![(0u32, 0u32, n)];
     while let Some((x, y, s)) = stack.pop() {
+        let d = (n / s).trailing_zeros() as usize;
+        levels[d][0] += 1;
         let (x1, y1) = (x + s - 1, y + s - 1);
         let c = [mandel(x, y, step), mandel(x1, y, step), mandel(x, y1, step), mandel(x1, y1, step)];
         if c.iter().all(|&v| v == c[0]) {
+            levels[d + 1][1] += 1;
             for py in y..y + s {
                 for px in x..x + s {
                     img[(py * n + px) as usize] = c[0];
                 }
             }
         } else if s == 2 {
+            levels[d + 1][2] += 1;
             leaves += 1;
             for (px, py) in [(x, y), (x1, y), (x, y1), (x1, y1)] {
                 img[(py * n + px) as usize] = mandel(px, py, step);
@@ -64,7 +92,7 @@ pub fn model(n: u32, step: u32) -> (Vec<u32>, u32) {
             stack.extend([(x, y, h), (x + h, y, h), (x, y + h, h), (x + h, y + h, h)]);
         }
     }
-    (img, leaves)
+    Model { image: img, leaves, levels }
 }
 
 /// Runs the workload.
@@ -128,11 +156,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
         }),
         out: &image_b,
     };
-    let (want, leaves) = model(n, step);
-    let samples = ctx.compare("refine", graph_side, base_side, pixels, Some(&want))?;
+    let m = model(n, step);
+    let want = &m.image;
+    let samples = ctx.compare("refine", graph_side, base_side, pixels, Some(want))?;
     let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
-    let detail = format!("{n}x{n} Mandelbrot, {levels} levels (recursion {}), {leaves} 2x2 leaves", levels - 1);
-    Ok(row("refine", detail, &setup, cpu, samples))
+    let probe = Probe { graph: g, zero: &[&image_g], out: &image_g, node: entry, records: &record, count: 1, want };
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&m.level_bytes()))?;
+    let detail = format!("{n}x{n} Mandelbrot, {levels} levels (recursion {}), {} 2x2 leaves", levels - 1, m.leaves);
+    Ok(row("refine", detail, &setup, cpu, samples, scratch))
 }
 
 #[cfg(test)]
@@ -142,7 +173,18 @@ mod tests {
     #[test]
     fn inside_and_outside() {
         assert_eq!(mandel(0, 0, 24), 1); // c = (-2.25, -1.5): escapes at once
-        let (img, leaves) = model(64, 192);
-        assert!(leaves > 0 && img.contains(&64));
+        let m = model(64, 192);
+        assert!(m.leaves > 0 && m.image.contains(&64));
+    }
+
+    #[test]
+    fn levels_count_every_record() {
+        let m = model(64, 192);
+        assert_eq!(m.levels[0], [1, 0, 0], "the root tile alone");
+        assert_eq!(m.levels.iter().map(|l| l[2]).sum::<u32>(), m.leaves);
+        // Every tile but the root is one of 4 children of a split tile.
+        let tiles: u32 = m.levels.iter().map(|l| l[0]).sum();
+        let ends: u32 = m.levels.iter().map(|l| l[1] + l[2]).sum();
+        assert_eq!(tiles - 1, 4 * (tiles - ends));
     }
 }
