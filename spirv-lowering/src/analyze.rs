@@ -326,22 +326,37 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
     };
     let uses_workgroup_memory = used.iter().chain(interface.iter()).any(|w| is_var_sc(*w, StorageClass::Workgroup));
 
-    // Input payload variable.
-    let mut inputs: BTreeSet<Word> = BTreeSet::new();
-    for w in used.iter().chain(interface.iter()) {
-        if is_var_sc(*w, StorageClass::NodePayloadAMDX) {
-            inputs.insert(*w);
-        }
-    }
+    // Input payload variable: the one this entry point's code uses. DXC lists
+    // every node's input variable in every entry point of a library module, so
+    // the interface alone does not tell; an input no code reads is the one
+    // variable of the interface that no other entry point uses either.
+    let payload_vars = |ws: &mut dyn Iterator<Item = &Word>| -> BTreeSet<Word> {
+        ws.filter(|w| is_var_sc(**w, StorageClass::NodePayloadAMDX)).copied().collect()
+    };
+    let inputs = payload_vars(&mut used.iter());
     if inputs.len() > 1 {
         return Err(LowerError::Unsupported {
             entry: e(),
             opcode: "OpVariable".into(),
             result_id: inputs.iter().nth(1).copied(),
-            detail: "more than one NodePayloadAMDX input variable".into(),
+            detail: "the code reads more than one NodePayloadAMDX input variable".into(),
         });
     }
-    let input_var = inputs.first().copied();
+    let mut ambiguous_input = false;
+    let input_var = match inputs.first() {
+        Some(v) => Some(*v),
+        None => {
+            let claimed = payload_vars_used_by_other_entries(ir, entry_fn);
+            let free: Vec<Word> =
+                payload_vars(&mut interface.iter()).into_iter().filter(|v| !claimed.contains(v)).collect();
+            ambiguous_input = free.len() > 1;
+            if free.len() == 1 {
+                free.first().copied()
+            } else {
+                None
+            }
+        }
+    };
     let input_ptr_type = input_var.and_then(|v| ir.global(v)).and_then(|i| i.result_type);
     let pointee = input_ptr_type.and_then(|t| ir.pointer_info(t)).map(|p| p.1);
     let (input_array_type, input_struct) = match pointee {
@@ -408,6 +423,16 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             opcode: "OpDecorateId".into(),
             result_id: input_array_type,
             detail: "NodeMaxPayloadsAMDX of the input is 0".into(),
+        });
+    }
+    if ambiguous_input && !coalescing && static_grid.is_none() {
+        return Err(LowerError::Unsupported {
+            entry: e(),
+            opcode: "OpEntryPoint".into(),
+            result_id: Some(entry_fn),
+            detail: "the node's code never reads its input record and several NodePayloadAMDX variables of the \
+                     module could be it, so the dispatch grid cannot be located"
+                .into(),
         });
     }
     let launch = if coalescing {
@@ -540,13 +565,8 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             visibilities: vis,
         });
     }
-    // Enqueueing to its own name and index needs MaxNodeRecursionAMDX.
-    for o in &outputs {
-        let hits_self = o.name == name && shader_index >= o.base_index && o.array_size.is_none_or(|n| shader_index < n);
-        if hits_self && max_recursion.is_none() && !visibilities.iter().all(|(a, _)| *a != o.type_id) {
-            return Err(LowerError::RecursionWithoutLimit { entry: e(), output: o.type_id });
-        }
-    }
+    // Whether an output reaches the node itself depends on the final node
+    // names and indices, known only when the graph is linked.
     let shares_input_with = match mode(ExecutionMode::SharesInputWithAMDX) {
         Some(m) => {
             let n = op_id(m, 2).and_then(|w| node_name(ir, w)).map(|x| x.0).ok_or(LowerError::Invalid {
@@ -605,6 +625,29 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             })
             .collect(),
     })
+}
+
+/// `NodePayloadAMDX` variables that the code of entry points other than
+/// `entry_fn` uses.
+fn payload_vars_used_by_other_entries(ir: &Ir, entry_fn: Word) -> HashSet<Word> {
+    let payload_vars: HashSet<Word> =
+        ir.m.types_global_values
+            .iter()
+            .filter(|i| {
+                i.class.opcode == Op::Variable
+                    && matches!(i.operands.first(), Some(Operand::StorageClass(StorageClass::NodePayloadAMDX)))
+            })
+            .filter_map(|i| i.result_id)
+            .collect();
+    let mut claimed = HashSet::new();
+    for (f, _) in entry_names(ir).into_iter().filter(|(f, _)| *f != entry_fn) {
+        let functions = reachable(ir, f);
+        let bodies = ir.m.functions.iter().filter(|x| fn_id(x).is_some_and(|w| functions.contains(&w)));
+        for i in bodies.flat_map(|x| x.blocks.iter().flat_map(|b| b.instructions.iter())) {
+            claimed.extend(used_ids(i).filter(|u| payload_vars.contains(u)));
+        }
+    }
+    claimed
 }
 
 fn find_grid_member(ir: &Ir, s: Word) -> Option<DispatchGrid> {

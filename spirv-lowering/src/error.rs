@@ -31,9 +31,6 @@ pub enum LowerError {
     /// An operand that must be a constant (possibly specialized) is not one we can evaluate.
     #[error("entry point {entry:?}: {what} (%{id}) is not an evaluable 32-bit integer constant")]
     NotConstant { entry: String, what: &'static str, id: u32 },
-    /// A node enqueues to its own name/index without MaxNodeRecursionAMDX.
-    #[error("entry point {entry:?}: output %{output} targets the node itself without MaxNodeRecursionAMDX")]
-    RecursionWithoutLimit { entry: String, output: u32 },
     /// Execution modes that must not be combined.
     #[error("entry point {entry:?}: conflicting launch modes: {detail}")]
     ConflictingModes { entry: String, detail: String },

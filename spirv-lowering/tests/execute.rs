@@ -468,6 +468,36 @@ fn payload_pointers_through_functions() {
     assert_eq!(vals, vec![5, 8, 11, 14]);
 }
 
+/// 34: handles as values (Function variables, copies, phis, a helper taking
+/// the variable and returning the handle, length and validity asked of the
+/// variable): every write lands in the enqueued records.
+#[test]
+fn handles_as_values() {
+    let Some(mut g) = device() else { return };
+    let words = lowered("34_handles_as_values.spv", "handles", 0, 1);
+    let base = 40;
+    setup(
+        &mut g,
+        &Setup { nodes: vec![(0, 0), (1, 0)], links: vec![vec![1]], ..Setup::new(vec![(u32s(&[base]), 0, 0)], 1) },
+    );
+    g.run(&words, "handles", 0, [1, 1, 1]);
+    assert_eq!(status(&g), 0);
+    let es = entries(&g);
+    assert_eq!(es.len(), 8, "{es:?}");
+    let mut got: Vec<(u32, u32)> = es
+        .iter()
+        .map(|e| {
+            assert_eq!((e.slot, e.count), (1, 1));
+            let p = g.off(e.payload);
+            (g.get32(p), g.get32(p + 4))
+        })
+        .collect();
+    got.sort();
+    let mut want: Vec<(u32, u32)> = (0..4).flat_map(|t| [(base + t, 11), (100 + t, 11)]).collect();
+    want.sort();
+    assert_eq!(got, want);
+}
+
 /// v26: OpPtrAccessChain across input records, with the records contiguous
 /// (`input_needs_contiguous_records`).
 #[test]

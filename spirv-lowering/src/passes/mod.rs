@@ -5,11 +5,13 @@ mod aliased;
 mod aligned;
 mod builtins;
 mod cleanup;
+mod handles;
 mod node_ops;
 mod payload;
 mod prologue;
 mod push_block;
 mod select_entry;
+mod verify;
 
 use crate::analyze::{EntryFacts, LaunchMode};
 use crate::codegen::Abi;
@@ -65,12 +67,14 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     let packed = facts.info.thread_packable() && opts.thread_pack_width > 1;
     let cx = Ctx { facts, opts, abi, packed, push, real, vars };
     let app_builtins = builtins::run(ir, &cx)?;
+    handles::run(ir, &cx)?;
     let input = payload::run(ir, &cx)?;
     node_ops::run(ir, &cx, input)?;
     let workgroup_size = prologue::run(ir, &cx, &app_builtins, input)?;
     aligned::run(ir);
     aliased::run(ir);
     cleanup::run(ir, &cx)?;
+    verify::run(ir, &cx)?;
     let records_per_workgroup = match facts.info.launch {
         LaunchMode::Coalescing { max_payloads } => max_payloads,
         LaunchMode::Thread if packed => opts.thread_pack_width,

@@ -14,6 +14,8 @@
 //!   counters; Workgroup visibility: invocation 0 allocates, the address is
 //!   broadcast through a Workgroup variable between two barriers (thread-packed
 //!   nodes allocate per invocation);
+//! * allocate of empty records: also enqueues them (see
+//!   `enqueued_on_allocation`); their enqueue instruction is dropped;
 //! * enqueue: one invocation (all for Invocation visibility) bumps
 //!   `node_counts[slot]` and writes a bounds-checked `OutputEntry`; every
 //!   `ADVANCE_ENTRIES_PER_GROUP`-th entry also raises the workgroup count of
@@ -99,9 +101,20 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
                         let addr = ir.id();
                         out.push(inst(Op::FunctionCall, Some(a.u64), Some(addr), vec![id(fun), id(count), id(nidx)]));
                         out.push(inst(Op::ConvertUToPtr, Some(rt), Some(rid), vec![id(addr)]));
+                        if enqueued_on_allocation(cx, k) {
+                            let fun = enqueue(ir, cx, &mut h);
+                            let r = ir.id();
+                            out.push(inst(Op::FunctionCall, Some(a.void), Some(r), vec![id(fun), id(addr)]));
+                        }
                     }
                     Op::EnqueueNodePayloadsAMDX => {
                         let p = op_id(&i, 0).ok_or_else(|| err("missing operand"))?;
+                        let ptype = types.get(&p).copied();
+                        let k =
+                            ptype.and_then(|t| out_index(t).or_else(|| ir_pointee_before(cx, t).and_then(out_index)));
+                        if k.is_some_and(|k| enqueued_on_allocation(cx, k)) {
+                            continue;
+                        }
                         let fun = enqueue(ir, cx, &mut h);
                         let addr = ir.id();
                         let r = ir.id();
@@ -175,6 +188,14 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
     }
     ir.m.functions.extend(h.new_fns);
     Ok(())
+}
+
+/// Empty records are enqueued when they are allocated (and their
+/// `OpEnqueueNodePayloadsAMDX` is a no-op): nothing can be written to them, so
+/// the two are equivalent, and DXC emits `ThreadIncrementOutputCount` and
+/// `GroupIncrementOutputCount` as an allocation with no enqueue after it.
+fn enqueued_on_allocation(cx: &Ctx, k: usize) -> bool {
+    cx.facts.info.outputs.get(k).is_some_and(|o| o.payload_size == 0)
 }
 
 /// The output array type a (retyped) allocation result type pointed to.

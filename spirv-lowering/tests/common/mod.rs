@@ -20,6 +20,15 @@ pub fn read_spv(p: &Path) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
+/// Every `.spv` of the DXC-compiled corpus (`tests/dxc/`), sorted.
+pub fn dxc_corpus() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(crate_dir().join("tests/dxc"))
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "spv")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// Every `.spv` directly under `tests/corpus/` and `tests/inputs/`, sorted.
 pub fn corpus() -> Vec<PathBuf> {
     let mut v = vec![];
@@ -59,9 +68,11 @@ fn tool(name: &str, args: &[&str], input: &[u8]) -> (bool, String) {
     (out.status.success(), text)
 }
 
-/// Runs `spirv-val --target-env vulkan1.3`; Err carries the validator's message.
+/// Runs `spirv-val --target-env vulkan1.3 --scalar-block-layout` (the layer
+/// enables `scalarBlockLayout`: node payloads keep their compiler's layout);
+/// Err carries the validator's message.
 pub fn validate(words: &[u32]) -> Result<(), String> {
-    let (ok, msg) = tool("spirv-val", &["--target-env", "vulkan1.3", "-"], &to_bytes(words));
+    let (ok, msg) = tool("spirv-val", &["--target-env", "vulkan1.3", "--scalar-block-layout", "-"], &to_bytes(words));
     if ok {
         Ok(())
     } else {
@@ -90,4 +101,46 @@ pub fn check_snapshot(name: &str, text: &str) -> Result<(), String> {
         Ok(_) => Err(format!("snapshot {} differs (UPDATE_SNAPSHOTS=1 to accept)", path.display())),
         Err(_) => Err(format!("snapshot {} missing (UPDATE_SNAPSHOTS=1 to create)", path.display())),
     }
+}
+
+/// Words that must not appear as an opcode/capability/storage class/builtin after lowering.
+pub fn check_invariants(words: &[u32], entry: &str, push_offset: u32) -> Result<(), String> {
+    let mut i = 5;
+    let mut entries = 0;
+    let mut push_member_at_offset = false;
+    while let Some(&w) = words.get(i) {
+        let (wc, op) = ((w >> 16) as usize, w & 0xffff);
+        let get = |k: usize| words.get(i + k).copied().unwrap_or(u32::MAX);
+        if (5074..=5109).contains(&op) {
+            return Err(format!("AMDX opcode {op} left"));
+        }
+        match op {
+            17 if get(1) == 5067 => return Err("ShaderEnqueueAMDX capability left".into()),
+            15 => {
+                if get(1) != 5 {
+                    return Err(format!("entry point with execution model {}", get(1)));
+                }
+                entries += 1;
+            }
+            16 | 331 if (5069..=5105).contains(&get(2)) => return Err(format!("AMDX execution mode {} left", get(2))),
+            32 if get(2) == 5068 => return Err("NodePayloadAMDX pointer left".into()),
+            59 if get(3) == 5068 => return Err("NodePayloadAMDX variable left".into()),
+            71 | 332 if get(2) == 11 && (get(3) == 5021 || get(3) == 5073) => return Err("AMDX builtin left".into()),
+            71 | 332 if (5019..=5105).contains(&get(2)) => return Err(format!("AMDX decoration {} left", get(2))),
+            72 if (5019..=5105).contains(&get(3)) => return Err(format!("AMDX member decoration {} left", get(3))),
+            72 if get(3) == 35 && get(4) == push_offset => push_member_at_offset = true,
+            _ => {}
+        }
+        if wc == 0 {
+            return Err("zero word count".into());
+        }
+        i += wc;
+    }
+    if entries != 1 {
+        return Err(format!("{entries} entry points for {entry}"));
+    }
+    if !push_member_at_offset {
+        return Err(format!("no member at push offset {push_offset}"));
+    }
+    Ok(())
 }
