@@ -8,7 +8,10 @@
 //!   device addresses are core 1.2 commands the runtime calls),
 //! - the `bufferDeviceAddress` feature (payloads and scratch are addressed
 //!   through `PhysicalStorageBuffer64` pointers),
-//! - the `shaderInt64` feature (lowered kernels do 64-bit address arithmetic).
+//! - the `shaderInt64` feature (lowered kernels do 64-bit address arithmetic),
+//! - the `scalarBlockLayout` feature (node payloads keep the layout their
+//!   compiler gave them; HLSL's puts a `uint3` at offset 4, which only scalar
+//!   block layout allows for the storage-buffer pointers payloads become).
 
 use crate::amdx;
 use ash::vk;
@@ -20,6 +23,7 @@ pub struct DeviceFacts {
     pub api_version: u32,
     pub buffer_device_address: bool,
     pub shader_int64: bool,
+    pub scalar_block_layout: bool,
     /// The driver lists `VK_AMDX_shader_enqueue` itself.
     pub driver_lists_extension: bool,
     /// The driver's own `shaderEnqueue` feature bit (false when not listed).
@@ -54,6 +58,9 @@ impl Support {
         }
         if !facts.shader_int64 {
             missing.push("shaderInt64 feature");
+        }
+        if !facts.scalar_block_layout {
+            missing.push("scalarBlockLayout feature");
         }
         if missing.is_empty() {
             Support::Emulated
@@ -124,6 +131,7 @@ mod tests {
             api_version: vk::API_VERSION_1_3,
             buffer_device_address: true,
             shader_int64: true,
+            scalar_block_layout: true,
             ..Default::default()
         }
     }

@@ -7,6 +7,7 @@
 //! | `VK_EMU_SE_LOG`               | `log`             | `tracing` filter, default `warn`          |
 //! | `VK_EMU_SE_LOG_FILE`          | `log_file`        | append log lines to this file, not stderr |
 //! | `VK_EMU_SE_FORCE_EMULATION`   | `force_emulation` | emulate even over a native AMDX driver    |
+//! | `VK_EMU_SE_DUMP_SPIRV`        | `dump_spirv`      | write each node's input and lowered SPIR-V to this directory |
 //! | `VK_EMU_SE_DISABLE`           | (manifest)        | disables the implicit layer (loader)      |
 //! | `VK_EMU_SE_TEST_PANIC`        |                   | debug builds: this hook panics (tests)    |
 
@@ -24,6 +25,9 @@ pub struct Settings {
     pub log_file: Option<String>,
     /// Emulate even where the driver supports `VK_AMDX_shader_enqueue` natively.
     pub force_emulation: bool,
+    /// Directory to write every node's input and lowered SPIR-V to, so what
+    /// the driver received can be checked with `spirv-val`.
+    pub dump_spirv: Option<String>,
 }
 
 /// One value an application passed through `VK_EXT_layer_settings`.
@@ -45,6 +49,7 @@ impl Settings {
             log: lookup("VK_EMU_SE_LOG").filter(|s| !s.is_empty()),
             log_file: lookup("VK_EMU_SE_LOG_FILE").filter(|s| !s.is_empty()),
             force_emulation: lookup("VK_EMU_SE_FORCE_EMULATION").is_some_and(|v| parse_bool(&v)),
+            dump_spirv: lookup("VK_EMU_SE_DUMP_SPIRV").filter(|s| !s.is_empty()),
         }
     }
 
@@ -55,6 +60,7 @@ impl Settings {
             ("log_file", SettingValue::String(s)) => self.log_file = Some(s),
             ("force_emulation", SettingValue::Bool(b)) => self.force_emulation = b,
             ("force_emulation", SettingValue::String(s)) => self.force_emulation = parse_bool(&s),
+            ("dump_spirv", SettingValue::String(s)) => self.dump_spirv = Some(s).filter(|s| !s.is_empty()),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),
         }
         Ok(())
@@ -111,6 +117,8 @@ mod tests {
         assert!(settings.force_emulation);
         settings.apply("force_emulation", SettingValue::Bool(false)).unwrap();
         settings.apply("log_file", SettingValue::String("/tmp/x.log".into())).unwrap();
+        settings.apply("dump_spirv", SettingValue::String("/tmp/spirv".into())).unwrap();
+        assert_eq!(settings.dump_spirv.as_deref(), Some("/tmp/spirv"));
         assert!(!settings.force_emulation);
         assert_eq!(settings.log_file.as_deref(), Some("/tmp/x.log"));
         assert!(settings.apply("colour", SettingValue::Bool(true)).is_err());

@@ -24,6 +24,8 @@ pub struct InstanceOptions<'a> {
     pub validation: bool,
     /// `VkLayerSettingEXT`s to chain in a `VkLayerSettingsCreateInfoEXT`.
     pub layer_settings: &'a [vk::LayerSettingEXT<'a>],
+    /// `VkApplicationInfo::apiVersion`.
+    pub api_version: u32,
 }
 
 impl InstanceOptions<'_> {
@@ -35,12 +37,13 @@ impl InstanceOptions<'_> {
             our_layer: std::env::var_os(env::WITHOUT_LAYER_ENV).is_none_or(|v| v != "1"),
             validation: true,
             layer_settings: &[],
+            api_version: vk::API_VERSION_1_3,
         }
     }
 
     /// Validation only: plain lavapipe, to prove the harness itself.
     pub fn without_layer() -> Self {
-        Self { our_layer: false, validation: true, layer_settings: &[] }
+        Self { our_layer: false, validation: true, layer_settings: &[], api_version: vk::API_VERSION_1_3 }
     }
 }
 
@@ -55,7 +58,7 @@ pub struct TestInstance {
 
 impl TestInstance {
     /// Sets up the environment (see [`env::init`]) and creates the instance
-    /// (apiVersion 1.3).
+    /// (apiVersion from the options, 1.3 by default).
     pub fn new(opts: &InstanceOptions<'_>) -> Result<Self> {
         let test_env = env::init()?;
         if opts.our_layer && !test_env.layer_lib_present() {
@@ -84,8 +87,7 @@ impl TestInstance {
             log.tolerate(LAYER_SETTINGS_UNKNOWN_STYPE);
         }
         let mut messenger_info = messenger_info(&log);
-        let app =
-            vk::ApplicationInfo::default().application_name(c"conformance-tests").api_version(vk::API_VERSION_1_3);
+        let app = vk::ApplicationInfo::default().application_name(c"conformance-tests").api_version(opts.api_version);
         let mut settings = vk::LayerSettingsCreateInfoEXT::default().settings(opts.layer_settings);
         let mut info = vk::InstanceCreateInfo::default()
             .application_info(&app)

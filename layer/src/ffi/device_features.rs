@@ -4,9 +4,10 @@
 //! equivalent individual structure, which the spec forbids).
 //!
 //! Required (the extension is only advertised where they exist):
-//! `bufferDeviceAddress`, `shaderInt64`. Optional, when the device has them
+//! `bufferDeviceAddress`, `shaderInt64`, `scalarBlockLayout`. Optional, when the device has them
 //! (see [`OptionalFeatures`]): `storageBuffer16BitAccess`,
-//! `storageBuffer8BitAccess`, `maintenance4`.
+//! `storageBuffer8BitAccess`, `maintenance4`, `vulkanMemoryModel` with
+//! `vulkanMemoryModelDeviceScope`.
 
 use super::chain::OwnedChain;
 use crate::state::instance::OptionalFeatures;
@@ -26,18 +27,40 @@ pub(super) fn enable_layer_features(
 
     if let Some(v12) = chain.get_mut::<vk::PhysicalDeviceVulkan12Features>() {
         v12.buffer_device_address = vk::TRUE;
+        v12.scalar_block_layout = vk::TRUE;
         if optional.storage_buffer_8bit_access {
             v12.storage_buffer8_bit_access = vk::TRUE;
+        }
+        if optional.vulkan_memory_model {
+            v12.vulkan_memory_model = vk::TRUE;
+            v12.vulkan_memory_model_device_scope = vk::TRUE;
         }
     } else {
         match chain.get_mut::<vk::PhysicalDeviceBufferDeviceAddressFeatures>() {
             Some(bda) => bda.buffer_device_address = vk::TRUE,
             None => chain.push(vk::PhysicalDeviceBufferDeviceAddressFeatures::default().buffer_device_address(true)),
         }
+        match chain.get_mut::<vk::PhysicalDeviceScalarBlockLayoutFeatures>() {
+            Some(sbl) => sbl.scalar_block_layout = vk::TRUE,
+            None => chain.push(vk::PhysicalDeviceScalarBlockLayoutFeatures::default().scalar_block_layout(true)),
+        }
         if optional.storage_buffer_8bit_access {
             match chain.get_mut::<vk::PhysicalDevice8BitStorageFeatures>() {
                 Some(s8) => s8.storage_buffer8_bit_access = vk::TRUE,
                 None => chain.push(vk::PhysicalDevice8BitStorageFeatures::default().storage_buffer8_bit_access(true)),
+            }
+        }
+        if optional.vulkan_memory_model {
+            match chain.get_mut::<vk::PhysicalDeviceVulkanMemoryModelFeatures>() {
+                Some(mm) => {
+                    mm.vulkan_memory_model = vk::TRUE;
+                    mm.vulkan_memory_model_device_scope = vk::TRUE;
+                }
+                None => chain.push(
+                    vk::PhysicalDeviceVulkanMemoryModelFeatures::default()
+                        .vulkan_memory_model(true)
+                        .vulkan_memory_model_device_scope(true),
+                ),
             }
         }
     }
@@ -70,8 +93,12 @@ mod tests {
     use super::*;
     use std::ffi::c_void;
 
-    const ALL: OptionalFeatures =
-        OptionalFeatures { storage_buffer_16bit_access: true, storage_buffer_8bit_access: true, maintenance4: true };
+    const ALL: OptionalFeatures = OptionalFeatures {
+        storage_buffer_16bit_access: true,
+        storage_buffer_8bit_access: true,
+        maintenance4: true,
+        vulkan_memory_model: true,
+    };
 
     /// sTypes of a linked chain, in order.
     fn s_types(head: *const c_void) -> Vec<vk::StructureType> {
@@ -102,7 +129,7 @@ mod tests {
         let got_f2 = chain.get::<vk::PhysicalDeviceFeatures2>().unwrap();
         assert_eq!((got_f2.features.shader_int64, got_f2.features.robust_buffer_access), (vk::TRUE, vk::TRUE));
         let got12 = chain.get::<vk::PhysicalDeviceVulkan12Features>().unwrap();
-        assert_eq!(got12.buffer_device_address, vk::TRUE);
+        assert_eq!((got12.buffer_device_address, got12.scalar_block_layout), (vk::TRUE, vk::TRUE));
         assert_eq!((got12.shader_float16, got12.descriptor_indexing), (vk::TRUE, vk::TRUE), "app fields survive");
         let order = s_types(chain.link());
         assert_eq!(
@@ -124,7 +151,9 @@ mod tests {
             order,
             vec![
                 vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+                vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+                vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
             ]
@@ -152,6 +181,6 @@ mod tests {
         assert_eq!((got11.storage_buffer16_bit_access, got11.multiview), (vk::TRUE, vk::TRUE));
         let got_bda = chain.get::<vk::PhysicalDeviceBufferDeviceAddressFeatures>().unwrap();
         assert_eq!((got_bda.buffer_device_address, got_bda.buffer_device_address_capture_replay), (vk::TRUE, vk::TRUE));
-        assert_eq!(s_types(chain.link()).len(), 2, "nothing appended");
+        assert_eq!(s_types(chain.link()).len(), 3, "only the scalar-layout structure appended");
     }
 }

@@ -36,6 +36,14 @@ unsafe fn create_one(
     let mut stages = Vec::new();
     // SAFETY: the create info's stage array.
     for (i, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
+        if stage.stage.intersects(vk::ShaderStageFlags::MESH_EXT | vk::ShaderStageFlags::TASK_EXT) {
+            tracing::error!(
+                "vkCreateExecutionGraphPipelinesAMDX: stage {i} is a {:?} node: mesh nodes are not supported \
+                 (VK_LAYER_EMU_shader_enqueue advertises shaderMeshEnqueue = VK_FALSE)",
+                stage.stage
+            );
+            return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
+        }
         // SAFETY: a valid stage.
         match unsafe { node_stage(state, stage) } {
             Some(s) => stages.push(s),

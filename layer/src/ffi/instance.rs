@@ -220,11 +220,19 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         unsafe { (instance.dispatch.get_features2_khr)(pd, &mut features2) };
         facts.shader_int64 = features2.features.shader_int64 == vk::TRUE;
         facts.buffer_device_address = v12.buffer_device_address == vk::TRUE;
+        facts.scalar_block_layout = v12.scalar_block_layout == vk::TRUE;
         facts.driver_shader_enqueue = amdx_features.shader_enqueue == vk::TRUE;
+        // The device's version as the application sees it is the lower of the
+        // two: a Vulkan 1.3 feature such as maintenance4 may only be enabled
+        // through core 1.3 when the instance asked for 1.3 (the layer does not
+        // add VK_KHR_maintenance4 to the application's extensions).
+        let effective_version = props.api_version.min(instance.api_version);
         optional = OptionalFeatures {
             storage_buffer_16bit_access: v11.storage_buffer16_bit_access == vk::TRUE,
             storage_buffer_8bit_access: v12.storage_buffer8_bit_access == vk::TRUE,
-            maintenance4: v13.maintenance4 == vk::TRUE,
+            maintenance4: v13.maintenance4 == vk::TRUE && effective_version >= vk::API_VERSION_1_3,
+            vulkan_memory_model: v12.vulkan_memory_model == vk::TRUE
+                && v12.vulkan_memory_model_device_scope == vk::TRUE,
         };
     }
     let support = Support::decide(&facts, instance.api_version, instance.settings.force_emulation);

@@ -77,6 +77,7 @@ fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
         b"vkGetBufferDeviceAddressKHR" => hook!(resources::get_buffer_device_address),
         b"vkGetBufferDeviceAddressEXT" => hook!(resources::get_buffer_device_address),
         b"vkCreateComputePipelines" => hook!(resources::create_compute_pipelines),
+        b"vkCreateGraphicsPipelines" => hook!(resources::create_graphics_pipelines),
         b"vkDestroyPipeline" => hook!(resources::destroy_pipeline),
         b"vkCreateDescriptorSetLayout" => hook!(resources::create_descriptor_set_layout),
         b"vkDestroyDescriptorSetLayout" => hook!(resources::destroy_descriptor_set_layout),

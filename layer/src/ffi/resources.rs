@@ -374,6 +374,91 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
     })
 }
 
+/// Why a graphics pipeline create info asks for a mesh node, if it does: its
+/// flags carry `VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX`, or a stage is
+/// a node shader (a module the layer kept, or inline SPIR-V declaring
+/// `ShaderEnqueueAMDX`).
+///
+/// # Safety
+/// `info` must be a valid graphics pipeline create info.
+unsafe fn mesh_node_request(state: &DeviceState, info: &vk::GraphicsPipelineCreateInfo<'static>) -> Option<String> {
+    // SAFETY: valid chain.
+    let flags2 = unsafe { find_in_chain::<vk::PipelineCreateFlags2CreateInfoKHR>(info.p_next) };
+    if flags2.is_some_and(|f| f.flags.as_raw() & amdx::PIPELINE_CREATE_2_EXECUTION_GRAPH != 0) {
+        return Some("its flags include VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX".into());
+    }
+    // SAFETY: the create info's stage array.
+    for (k, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
+        let kept =
+            stage.module != vk::ShaderModule::null() && state.resources.lock().node_modules.contains_key(&stage.module);
+        // SAFETY: valid chain.
+        let inline = unsafe { find_in_chain::<vk::ShaderModuleCreateInfo>(stage.p_next) }.is_some_and(|m| {
+            // SAFETY: `code_size` bytes of code.
+            declares_shader_enqueue(unsafe { slice(m.p_code, (m.code_size / 4) as u32) })
+        });
+        if kept || inline {
+            // SAFETY: valid string when non-null.
+            let entry = unsafe { c_str(stage.p_name) }.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            return Some(format!("stage {k} ({:?}, entry point \"{entry}\") is a node shader", stage.stage));
+        }
+    }
+    None
+}
+
+/// Graphics pipelines pass through, except mesh nodes: the layer advertises
+/// `shaderMeshEnqueue = false`, so a graphics pipeline made of node shaders
+/// fails with an error naming the stage instead of reaching the driver with
+/// the empty kernel the layer put in the node module's place.
+pub(super) unsafe extern "system" fn create_graphics_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    create_infos: *const vk::GraphicsPipelineCreateInfo<'static>,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    pipelines: *mut vk::Pipeline,
+) -> vk::Result {
+    guard_result("vkCreateGraphicsPipelines", || {
+        // SAFETY: valid device.
+        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: the application's array.
+        let infos = unsafe { slice(create_infos, count) };
+        // SAFETY: valid create infos.
+        let any_node = infos.iter().any(|i| unsafe { mesh_node_request(&state, i) }.is_some());
+        let forward = |info: *const vk::GraphicsPipelineCreateInfo<'static>, n: u32, out: *mut vk::Pipeline| {
+            // SAFETY: forwarding the application's valid arguments.
+            unsafe { (state.dispatch.fp.fp_v1_0().create_graphics_pipelines)(device, cache, n, info, allocator, out) }
+        };
+        if !any_node {
+            return forward(create_infos, count, pipelines);
+        }
+        // SAFETY: the application's output array of `count` handles.
+        let out = unsafe { std::slice::from_raw_parts_mut(pipelines, count as usize) };
+        let mut index = 0;
+        super::create_each(
+            infos,
+            out,
+            |info| info.flags,
+            |info| {
+                index += 1;
+                // SAFETY: valid create info.
+                if let Some(why) = unsafe { mesh_node_request(&state, info) } {
+                    tracing::error!(
+                        "vkCreateGraphicsPipelines: create info {}: {why}: mesh nodes are not supported \
+                         (VK_LAYER_EMU_shader_enqueue advertises shaderMeshEnqueue = VK_FALSE)",
+                        index - 1
+                    );
+                    return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
+                }
+                let mut pipeline = vk::Pipeline::null();
+                match forward(info, 1, &mut pipeline) {
+                    vk::Result::SUCCESS => Ok(pipeline),
+                    error => Err(error),
+                }
+            },
+        )
+    })
+}
+
 pub(super) unsafe extern "system" fn destroy_pipeline(
     device: vk::Device,
     pipeline: vk::Pipeline,

@@ -6,6 +6,8 @@
 //! Checks, each failing pipeline creation with a message naming the node:
 //! - (name, index) unique;
 //! - every output's target name exists unless the output is sparse;
+//! - a bounded node array reaches existing nodes of its name past its
+//!   declared size (noted, not an error: compatibility with AMD's driver);
 //! - an output to the node's own name requires `MaxNodeRecursionAMDX`, and
 //!   recursion through other nodes (cycles) is rejected;
 //! - the longest chain, counting recursion levels, is at most 32 levels
@@ -56,6 +58,8 @@ pub struct LinkedNode {
 #[derive(Clone, Debug)]
 pub struct Graph {
     pub nodes: Vec<LinkedNode>,
+    /// Facts worth a log line that are no error (see [`link`]).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,6 +100,7 @@ pub fn link(decls: Vec<NodeDecl>) -> Result<Graph, LinkError> {
     }
     let shares_with = sharing(&decls, &by_key)?;
     let mut nodes = Vec::with_capacity(decls.len());
+    let mut notes = Vec::new();
     for (slot, d) in decls.iter().enumerate() {
         let mut outputs = Vec::new();
         let mut successors = BTreeSet::new();
@@ -104,24 +109,39 @@ pub fn link(decls: Vec<NodeDecl>) -> Result<Graph, LinkError> {
             if named.is_empty() && !out.sparse {
                 return Err(LinkError::MissingTarget { node: d.name.clone(), output: o, target: out.name.clone() });
             }
-            let len = match out.array_size {
-                Some(n) => n,
-                None => named.iter().map(|&(i, _)| i.saturating_add(1)).max().unwrap_or(0),
-            };
+            // A bounded array still reaches nodes of its name past its declared
+            // size (the specification leaves such an index undefined; AMD's
+            // driver runs those records and published samples rely on it), as
+            // long as they read records of the output's size.
+            let existing = named.iter().map(|&(i, _)| i.saturating_add(1)).max().unwrap_or(0);
+            let len = out.array_size.map_or(existing, |n| n.max(existing));
             let mut slots = vec![NO_NODE; len as usize];
             for &(index, target) in named {
+                let past_declared = out.array_size.is_some_and(|n| index >= n);
+                let consumed = input_stride(&decls[target].info);
+                if out.record_stride != consumed {
+                    if past_declared {
+                        continue;
+                    }
+                    return Err(LinkError::RecordSizeMismatch {
+                        node: d.name.clone(),
+                        output: o,
+                        target: out.name.clone(),
+                        produced: out.record_stride,
+                        consumed,
+                    });
+                }
                 if let Some(entry) = slots.get_mut(index as usize) {
                     *entry = target as u32;
                     successors.insert(target);
-                    let consumed = input_stride(&decls[target].info);
-                    if out.record_stride != consumed {
-                        return Err(LinkError::RecordSizeMismatch {
-                            node: d.name.clone(),
-                            output: o,
-                            target: out.name.clone(),
-                            produced: out.record_stride,
-                            consumed,
-                        });
+                    if past_declared {
+                        notes.push(format!(
+                            "node \"{}\": output {o} declares {} array entries, but node (\"{}\", {index}) \
+                             exists past them; records allocated for that index are delivered to it",
+                            d.name,
+                            out.array_size.unwrap_or(0),
+                            out.name
+                        ));
                     }
                 }
             }
@@ -133,7 +153,7 @@ pub fn link(decls: Vec<NodeDecl>) -> Result<Graph, LinkError> {
         let sharers = (0..decls.len()).filter(|&s| shares_with[s] == Some(slot)).collect();
         nodes.push(LinkedNode { decl: d.clone(), outputs, successors, shares_with: shares_with[slot], sharers });
     }
-    let graph = Graph { nodes };
+    let graph = Graph { nodes, notes };
     graph.check_depth()?;
     Ok(graph)
 }
@@ -336,6 +356,19 @@ mod tests {
         assert_eq!(g.nodes[0].outputs[0].slots, vec![NO_NODE, 2, NO_NODE, 1]);
         let unbounded = link(vec![node("root", 0, &[("bin", None, true)], None), node("bin", 2, &[], None)]).unwrap();
         assert_eq!(unbounded.nodes[0].outputs[0].slots, vec![NO_NODE, NO_NODE, 1]);
+    }
+
+    #[test]
+    fn nodes_past_a_declared_array_size_are_reached_and_noted() {
+        let g = link(vec![node("root", 0, &[("bin", Some(2), true)], None), node("bin", 3, &[], None)]).unwrap();
+        assert_eq!(g.nodes[0].outputs[0].slots, vec![NO_NODE, NO_NODE, NO_NODE, 1]);
+        assert_eq!(g.notes.len(), 1);
+        assert!(g.notes[0].contains("(\"bin\", 3)"), "{}", g.notes[0]);
+        // One reading records of another size is left out, not an error.
+        let mut wide = node("bin", 5, &[], None);
+        wide.info.input.as_mut().unwrap().stride = 16;
+        let g = link(vec![node("root", 0, &[("bin", Some(2), true)], None), wide]).unwrap();
+        assert!(g.nodes[0].outputs[0].slots.iter().all(|&s| s == NO_NODE));
     }
 
     #[test]

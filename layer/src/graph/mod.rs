@@ -1,10 +1,11 @@
 //! The execution-graph runtime: linking node shaders into a graph
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
-//! objects ([`pipeline`]), and the recording of graph dispatches
+//! objects ([`pipeline`], with [`dump`] writing node SPIR-V on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`] and the host-built
 //! first level in [`entry`]).
 
 pub mod commands;
+pub mod dump;
 pub mod entry;
 pub mod link;
 pub mod pipeline;

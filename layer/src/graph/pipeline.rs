@@ -237,11 +237,22 @@ pub fn create_graph(
         decls.push(NodeDecl { name, index, info });
     }
     let graph = link::link(decls)?;
+    for note in &graph.notes {
+        tracing::warn!("vkCreateExecutionGraphPipelinesAMDX: {note}");
+    }
     let (layout, push_offset) = node_layout(device, app_layout)?;
     let mut owned = Owned { device, pipelines: Vec::new(), layout };
     let mut nodes = Vec::with_capacity(stages.len());
     let mut schedules = Vec::with_capacity(stages.len());
-    for (stage, node) in stages.iter().zip(&graph.nodes) {
+    let dump_dir = device.instance.settings.dump_spirv.as_deref();
+    let graph_number = dump_dir.map(|_| super::dump::next_graph_number()).unwrap_or(0);
+    for (slot, (stage, node)) in stages.iter().zip(&graph.nodes).enumerate() {
+        let dump = |kind: &str, words: &[u32]| {
+            if let Some(dir) = dump_dir {
+                super::dump::write(dir, graph_number, slot, &node.decl.name, node.decl.index, kind, words);
+            }
+        };
+        dump("input", &stage.words);
         let options = LowerOptions {
             entry_point: stage.entry_point.clone(),
             push_offset,
@@ -252,6 +263,7 @@ pub fn create_graph(
         };
         let lowered = spirv_lowering::lower(&stage.words, &options)
             .map_err(|error| GraphError::Lower { node: node.decl.name.clone(), error })?;
+        dump("lowered", &lowered.words);
         let entries: Vec<vk::SpecializationMapEntry> = stage
             .specialization
             .iter()

@@ -333,6 +333,7 @@ mod tests {
                     sharers: vec![],
                 },
             ],
+            notes: vec![],
         }
     }
     const NO: u32 = spirv_lowering::abi::NO_NODE;

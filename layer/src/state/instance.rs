@@ -32,12 +32,16 @@ pub(crate) struct PhysicalDeviceState {
 
 /// Features the layer turns on if the device has them, because lowered
 /// kernels may need them: node payloads with 8/16-bit members become
-/// storage-buffer accesses, and `LocalSizeId` needs maintenance4.
+/// storage-buffer accesses, `LocalSizeId` needs maintenance4, and node
+/// shaders written for the Vulkan memory model (DXC emits it for
+/// `globallycoherent` and `[NodeTrackRWInputSharing]` inputs) need it and its
+/// device scope (the lowering's atomics use Device scope).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OptionalFeatures {
     pub storage_buffer_16bit_access: bool,
     pub storage_buffer_8bit_access: bool,
     pub maintenance4: bool,
+    pub vulkan_memory_model: bool,
 }
 
 impl InstanceState {
