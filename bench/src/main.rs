@@ -8,11 +8,13 @@
 //! pipeline creation time per node, and the smallest scratch that still
 //! gives the right result against the payload bytes live at the fullest
 //! level ([`scratch_search`]); once per run, the layer's pass-through cost
-//! per `vkCmd*` call ([`pass_through`]). It prints tables and writes JSON to
+//! per `vkCmd*` call ([`pass_through`]); then, in a second run of itself
+//! with the layer's `profile` setting on, each graph's GPU time per pass,
+//! level and node ([`profile`]). It prints tables and writes JSON to
 //! `<out-dir>/<device-slug>.json`.
 //!
 //! Usage: `bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--only a,b]
-//! [--no-scratch-search] [--no-pass-through]` (from a checkout: `cargo build
+//! [--no-scratch-search] [--no-pass-through] [--no-profile]` (from a checkout: `cargo build
 //! --release -p shader-enqueue-layer -p bench && VK_LAYER_PATH=$PWD/manifests
 //! target/release/bench --quick`).
 
@@ -22,6 +24,7 @@ mod kernel;
 mod measure;
 mod messages;
 mod pass_through;
+mod profile;
 mod report;
 mod scratch_search;
 mod workloads;
@@ -51,11 +54,15 @@ struct Options {
     scratch_search: bool,
     /// Measure the pass-through cost per `vkCmd*` call.
     pass_through: bool,
+    /// Profile each graph per pass (in a second run of the bench).
+    profile: bool,
+    /// This is that second run: append workload markers to this file.
+    profile_child: Option<PathBuf>,
 }
 
 /// The options after the workload names.
-const USAGE: &str =
-    "usage: bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--no-scratch-search] [--no-pass-through] [--only";
+const USAGE: &str = "usage: bench [--quick] [--runs N] [--warmup N] [--out-dir DIR] [--no-scratch-search] \
+                     [--no-pass-through] [--no-profile] [--only";
 
 fn main() -> ExitCode {
     let opts = match parse(std::env::args().skip(1).collect()) {
@@ -80,13 +87,18 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     let mut warmup = None;
     let mut out_dir = None;
     let mut only = Vec::new();
-    let (mut scratch_search, mut pass_through) = (true, true);
+    let (mut scratch_search, mut pass_through, mut profile) = (true, true, true);
+    let mut profile_child = None;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => quick = true,
             "--no-scratch-search" => scratch_search = false,
             "--no-pass-through" => pass_through = false,
+            "--no-profile" => profile = false,
+            "--profile-child" => {
+                profile_child = Some(PathBuf::from(it.next().ok_or("--profile-child needs a file")?));
+            }
             "--runs" => {
                 let n = it.next().ok_or("--runs needs a number")?;
                 runs = Some(n.parse::<u32>().ok().filter(|&r| r >= 1).ok_or(format!("bad --runs {n:?}"))?);
@@ -116,7 +128,12 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         settings.warmup = w;
     }
     let out_dir = out_dir.unwrap_or_else(default_out_dir);
-    Ok(Options { settings, out_dir, only, scratch_search, pass_through })
+    if profile_child.is_some() {
+        // The profiled run: few runs, nothing else measured.
+        (settings.warmup, settings.runs) = (1, 5);
+        (scratch_search, pass_through, profile) = (false, false, false);
+    }
+    Ok(Options { settings, out_dir, only, scratch_search, pass_through, profile, profile_child })
 }
 
 /// `bench/results` under the current folder when it exists (a checkout's
@@ -184,8 +201,28 @@ fn run_on(
     }
     let timer = timer::Timer::new(&gpu)?.ok_or("the compute queue writes no timestamps")?;
     let ctx = Ctx { gpu: &gpu, timer, settings: s, scratch_search: opts.scratch_search, messages };
-    let rows = run_workloads(&ctx, &opts.only)?;
+    let rows = run_workloads(&ctx, &opts.only, opts.profile_child.as_deref())?;
+    if opts.profile_child.is_some() {
+        return Ok(());
+    }
+    let profiles = if opts.profile {
+        println!("profiling each graph (a second run of the bench with the layer's profile setting) ...");
+        profile::run_child(s.quick, &opts.only)?
+    } else {
+        Default::default()
+    };
     report::print_table(&name, &rows);
+    if !profiles.is_empty() {
+        println!(
+            "
+GPU time per pass kind, level and node (medians over the profiled dispatches)"
+        );
+        for r in &rows {
+            if let Some(b) = profiles.get(r.name) {
+                profile::print(r.name, b);
+            }
+        }
+    }
     report::print_scratch(&rows);
     if let Some(p) = &pass {
         report::print_pass_through(p);
@@ -200,7 +237,7 @@ fn run_on(
         runs: s.runs,
         warmup: s.warmup,
     };
-    let doc = report::to_json(&header, &rows, pass.as_ref());
+    let doc = report::to_json(&header, &rows, pass.as_ref(), &profiles);
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| format!("{}: {e}", opts.out_dir.display()))?;
     let path = opts.out_dir.join(format!("{}.json", report::slug(&name)));
     let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
@@ -209,12 +246,16 @@ fn run_on(
     Ok(())
 }
 
-/// Runs the workloads `only` names (all when empty), in [`ALL`] order.
-fn run_workloads(ctx: &Ctx<'_>, only: &[String]) -> Result<Vec<Row>, String> {
+/// Runs the workloads `only` names (all when empty), in [`ALL`] order;
+/// marks in `profile_marks` (the profiled run) where each begins.
+fn run_workloads(ctx: &Ctx<'_>, only: &[String], profile_marks: Option<&std::path::Path>) -> Result<Vec<Row>, String> {
     let mut rows: Vec<Row> = Vec::new();
     for w in ALL {
         if !only.is_empty() && !only.iter().any(|o| o == w) {
             continue;
+        }
+        if let Some(file) = profile_marks {
+            profile::mark(file, w)?;
         }
         println!("running {w} ...");
         let row = match w {

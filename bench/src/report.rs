@@ -205,8 +205,14 @@ fn pass_through_json(p: &Figures) -> Value {
     })
 }
 
-/// The whole result document (`pass_through` null when not measured).
-pub fn to_json(h: &Header, rows: &[Row], pass: Option<&Figures>) -> Value {
+/// The whole result document (`pass_through` null when not measured; a
+/// workload's `profile` null when not profiled).
+pub fn to_json(
+    h: &Header,
+    rows: &[Row],
+    pass: Option<&Figures>,
+    profiles: &std::collections::BTreeMap<String, crate::profile::Breakdown>,
+) -> Value {
     let workloads: Vec<Value> = rows
         .iter()
         .map(|r| {
@@ -227,6 +233,7 @@ pub fn to_json(h: &Header, rows: &[Row], pass: Option<&Figures>) -> Value {
                 "scratch_needed_over_live": r.scratch.needed_over_live(),
                 "scratch_search": scratch_json(&r.scratch),
                 "extra": extra,
+                "profile": profiles.get(r.name).map(crate::profile::to_json),
                 "graph_us_samples": r.samples.0,
                 "baseline_us_samples": r.samples.1,
             })

@@ -8,6 +8,7 @@
 //! | `VK_EMU_SE_LOG_FILE`          | `log_file`        | append log lines to this file, not stderr |
 //! | `VK_EMU_SE_FORCE_EMULATION`   | `force_emulation` | emulate even over a native AMDX driver    |
 //! | `VK_EMU_SE_DUMP_SPIRV`        | `dump_spirv`      | write each node's input and lowered SPIR-V to this directory |
+//! | `VK_EMU_SE_PROFILE`           | `profile`         | GPU time per pass of every graph dispatch: `log`, or a file for JSON lines (and the log) |
 //! | `VK_EMU_SE_DISABLE`           | (manifest)        | disables the implicit layer (loader)      |
 //! | `VK_EMU_SE_TEST_PANIC`        |                   | debug builds: this hook panics (tests)    |
 
@@ -28,6 +29,10 @@ pub struct Settings {
     /// Directory to write every node's input and lowered SPIR-V to, so what
     /// the driver received can be checked with `spirv-val`.
     pub dump_spirv: Option<String>,
+    /// Profile every graph dispatch (see `graph::profile`): `log` logs each
+    /// one (at info level); any other value is a file that gets one JSON
+    /// line per dispatch as well.
+    pub profile: Option<String>,
 }
 
 /// One value an application passed through `VK_EXT_layer_settings`.
@@ -50,6 +55,7 @@ impl Settings {
             log_file: lookup("VK_EMU_SE_LOG_FILE").filter(|s| !s.is_empty()),
             force_emulation: lookup("VK_EMU_SE_FORCE_EMULATION").is_some_and(|v| parse_bool(&v)),
             dump_spirv: lookup("VK_EMU_SE_DUMP_SPIRV").filter(|s| !s.is_empty()),
+            profile: lookup("VK_EMU_SE_PROFILE").filter(|s| !s.is_empty()),
         }
     }
 
@@ -61,6 +67,7 @@ impl Settings {
             ("force_emulation", SettingValue::Bool(b)) => self.force_emulation = b,
             ("force_emulation", SettingValue::String(s)) => self.force_emulation = parse_bool(&s),
             ("dump_spirv", SettingValue::String(s)) => self.dump_spirv = Some(s).filter(|s| !s.is_empty()),
+            ("profile", SettingValue::String(s)) => self.profile = Some(s).filter(|s| !s.is_empty()),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),
         }
         Ok(())

@@ -38,6 +38,10 @@ pub const LAYER_LIB_ENV: &str = "EMU_SE_LAYER_LIB";
 pub const ICD_ENV: &str = "EMU_SE_ICD";
 /// Env var: `1` makes `InstanceOptions::with_layer()` leave the layer out.
 pub const WITHOUT_LAYER_ENV: &str = "EMU_SE_TESTS_WITHOUT_LAYER";
+/// Env var: `1` makes `InstanceOptions::with_layer()` leave the validation
+/// layer out (for a driver the installed validation layer is too old to
+/// judge, such as NVIDIA's Vulkan 1.4 driver under Debian 12's 1.3.239).
+pub const WITHOUT_VALIDATION_ENV: &str = "EMU_SE_TESTS_WITHOUT_VALIDATION";
 /// Env var: seconds after which a test process is killed (default 60).
 pub const TIMEOUT_ENV: &str = "EMU_SE_TEST_TIMEOUT_S";
 /// Default watchdog time per test process; every file here runs in ~1 s.

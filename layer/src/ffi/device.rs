@@ -91,6 +91,7 @@ pub(super) unsafe extern "system" fn create_device(
             resources: Default::default(),
             command_buffers: Default::default(),
             status: Default::default(),
+            profile_queries: Default::default(),
             pending_reports: Default::default(),
         };
         if emulated {
@@ -175,6 +176,9 @@ pub(super) unsafe extern "system" fn destroy_device(
             super::report::report_all(&state);
             if let Some(status) = state.status.lock().take() {
                 status.destroy(&state);
+            }
+            if let Some(queries) = state.profile_queries.lock().take() {
+                queries.destroy(&state);
             }
             if let Some(module) = state.resources.lock().placeholder_module.take() {
                 // SAFETY: the layer's own module on this device.

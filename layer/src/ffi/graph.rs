@@ -9,11 +9,10 @@ use super::resources::node_stage;
 use super::{c_str, slice, status};
 use crate::amdx;
 use crate::graph::pipeline::{create_graph, placeholder_pipeline, GraphPipeline, MetaPipelines};
-use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, ScratchTarget};
+use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, Recorded, ScratchTarget};
 use crate::state::command_buffer::{CommandBufferState, StatusSlot};
 use crate::state::DeviceState;
 use ash::vk;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 fn graph_of(state: &DeviceState, pipeline: vk::Pipeline, command: &str) -> Option<Arc<GraphPipeline>> {
@@ -272,9 +271,10 @@ impl DispatchContext {
 
     /// Notes the dispatch's status slot in the command buffer, so that its
     /// submissions are checked at the next host synchronisation point.
-    fn remember_status(&self, cb: vk::CommandBuffer, status: Option<(vk::Buffer, u32)>, levels: &[BTreeSet<usize>]) {
+    fn remember_status(&self, cb: vk::CommandBuffer, status: Option<(vk::Buffer, u32)>, recorded: Recorded) {
         let Some((_, slot)) = status else { return };
-        let names: Vec<String> = levels
+        let names: Vec<String> = recorded
+            .levels
             .iter()
             .map(|level| {
                 let nodes: Vec<String> = level
@@ -284,7 +284,7 @@ impl DispatchContext {
                 nodes.join(", ")
             })
             .collect();
-        let entry = StatusSlot { slot, graph: self.graph.handle, levels: names.into() };
+        let entry = StatusSlot { slot, graph: self.graph.handle, levels: names.into(), profile: recorded.profile };
         self.state.with_command_buffer(cb, |s| s.status_slots.push(entry));
     }
 }
@@ -337,7 +337,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
         };
         let status = status::reserve_slot(&cx.state);
         match record::dispatch(&cx.args(cb, status), &inputs) {
-            Ok(levels) => cx.remember_status(cb, status, &levels),
+            Ok(recorded) => cx.remember_status(cb, status, recorded),
             Err(e) => tracing::error!("{NAME}: {e}; nothing recorded"),
         }
     })
@@ -347,7 +347,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
 fn record_indirect(name: &str, cb: vk::CommandBuffer, cx: DispatchContext, source: IndirectSource) {
     let status = status::reserve_slot(&cx.state);
     match record::dispatch_indirect(&cx.args(cb, status), source) {
-        Ok(levels) => cx.remember_status(cb, status, &levels),
+        Ok(recorded) => cx.remember_status(cb, status, recorded),
         Err(e) => tracing::error!("{name}: {e}; nothing recorded"),
     }
 }

@@ -250,6 +250,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         optional,
         has_maintenance5: lists(c"VK_KHR_maintenance5"),
         max_push_constants_size: props.limits.max_push_constants_size,
+        timestamp_period: props.limits.timestamp_period,
         // SAFETY: valid physical device.
         memory_properties: unsafe { fp.get_physical_device_memory_properties(pd) },
     }

@@ -62,6 +62,11 @@ fn report_finished(state: &DeviceState, done: impl Fn(&PendingReport) -> bool) {
     if finished.is_empty() {
         return;
     }
+    for slot in finished.iter().flat_map(|p| &p.slots) {
+        if let Some(profile) = &slot.profile {
+            write_profile(state, slot.graph, profile);
+        }
+    }
     let problems: Vec<(&StatusSlot, Vec<u32>)> = {
         let status = state.status.lock();
         let Some(status) = status.as_ref() else { return };
@@ -74,6 +79,23 @@ fn report_finished(state: &DeviceState, done: impl Fn(&PendingReport) -> bool) {
     };
     for (slot, words) in problems {
         report(state, slot, &words);
+    }
+}
+
+/// Logs a finished dispatch's timestamps (info level) and, when the
+/// `profile` setting names a file, appends them to it as a JSON line.
+fn write_profile(state: &DeviceState, graph: vk::Pipeline, profile: &crate::graph::profile::Slot) {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let Some(timings) = profile.read(state) else { return };
+    tracing::info!("{}", timings.summary(graph));
+    let Some(path) = state.instance.settings.profile.as_deref().filter(|p| *p != "log") else { return };
+    let line = timings.to_json(graph, SEQUENCE.fetch_add(1, Ordering::Relaxed)).to_string();
+    let written =
+        std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut file| writeln!(file, "{line}"));
+    if let Err(e) = written {
+        tracing::warn!("profile: cannot append to {path}: {e}");
     }
 }
 
@@ -278,6 +300,7 @@ mod tests {
             slot: 0,
             graph: vk::Pipeline::null(),
             levels: vec!["\"a\"[0]".to_string(), "\"b\"[0]".to_string()].into(),
+            profile: None,
         };
         assert_eq!(locate(&slot, &[0, 1, 1, 0, 1]), "at level 0, which ran \"a\"[0]");
         assert_eq!(locate(&slot, &[0, 0, 0, 0, 1]), "at level 1, which ran \"b\"[0]", "final word: last level");

@@ -4,6 +4,7 @@
 //! and re-binding what the application had bound (its descriptor sets,
 //! push descriptors and push constants) from the shadow state.
 
+use super::profile::{Pass, Recording};
 use super::record::ScratchTarget;
 use crate::state::command_buffer::{BindPointState, CommandBufferState, PushedSet};
 use crate::state::DeviceState;
@@ -17,9 +18,25 @@ pub(super) struct Recorder<'a> {
     pub device: &'a DeviceState,
     pub cb: vk::CommandBuffer,
     pub target: ScratchTarget,
+    /// Timestamps of the `profile` setting, when it is on.
+    pub profile: Option<&'a Recording>,
 }
 
 impl Recorder<'_> {
+    /// Runs `f`; when profiling, the pass `pass` ends after what it recorded.
+    pub(super) fn pass<R>(&self, pass: impl FnOnce() -> Pass, f: impl FnOnce() -> R) -> R {
+        let result = f();
+        if let Some(profile) = self.profile {
+            profile.end_pass(self.fp(), self.cb, pass());
+        }
+        result
+    }
+
+    /// [`Self::compute_barrier`] as a profiled pass of `level`.
+    pub(super) fn level_barrier(&self, level: Option<usize>) {
+        self.pass(|| Pass::new("barrier", level), || self.compute_barrier());
+    }
+
     pub(super) fn fp(&self) -> &ash::DeviceFnV1_0 {
         self.device.dispatch.fp.fp_v1_0()
     }

@@ -1,6 +1,7 @@
 //! The execution-graph runtime: linking node shaders into a graph
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
-//! objects ([`pipeline`], with [`dump`] writing node SPIR-V on request), and the recording of graph dispatches
+//! objects ([`pipeline`], with [`dump`] writing node SPIR-V on request), GPU
+//! timestamps per pass ([`profile`], on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`] and the host-built
 //! first level in [`entry`]).
 
@@ -9,5 +10,6 @@ pub mod dump;
 pub mod entry;
 pub mod link;
 pub mod pipeline;
+pub mod profile;
 pub mod record;
 pub mod scratch;

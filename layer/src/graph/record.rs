@@ -15,6 +15,7 @@
 use super::commands::{restore_compute_state, Recorder};
 use super::entry::{entry_level, EntryLevel};
 use super::pipeline::{GraphPipeline, MetaPipelines};
+use super::profile::{self, Pass, Recording};
 use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, STATUS_WORDS};
 use crate::state::command_buffer::CommandBufferState;
 use crate::state::DeviceState;
@@ -66,7 +67,7 @@ pub fn initialize(
     target: ScratchTarget,
 ) -> Result<(), RecordError> {
     layout_for(graph, &target)?;
-    let r = Recorder { device, cb, target };
+    let r = Recorder { device, cb, target, profile: None };
     r.label(
         || format!("initialize scratch for graph {:?}", graph.handle),
         || {
@@ -149,23 +150,33 @@ impl Dispatch<'_> {
     /// Level 0 from host payloads: everything written by transfers.
     fn host_entries(&self, entry: &EntryLevel) {
         let (fixed, dynamic) = (&self.graph.fixed, &self.dynamic);
-        self.r.before_transfer();
-        self.begin();
-        for (&slot, d) in &entry.dispatches {
-            self.r.update(fixed.dispatches + Self::dispatch_offset(slot), &words_of(&dispatch_words(d)));
-        }
-        self.r.update(dynamic.records, &words_of(&entry.records));
-        self.r.update(dynamic.halves[0], &entry.payloads);
-        self.r.after_transfer();
+        self.r.pass(
+            || Pass::new("upload", None),
+            || {
+                self.r.before_transfer();
+                self.begin();
+                for (&slot, d) in &entry.dispatches {
+                    self.r.update(fixed.dispatches + Self::dispatch_offset(slot), &words_of(&dispatch_words(d)));
+                }
+                self.r.update(dynamic.records, &words_of(&entry.records));
+                self.r.update(dynamic.halves[0], &entry.payloads);
+                self.r.after_transfer();
+            },
+        );
     }
 
     /// Level 0 from infos in device memory: `entry_rank`, `plan`,
     /// `entry_records` (and `gridscan`) build it on the GPU.
     fn device_entries(&self, source: IndirectSource) {
         let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
-        r.before_transfer();
-        self.begin();
-        r.after_transfer();
+        r.pass(
+            || Pass::new("upload", None),
+            || {
+                r.before_transfer();
+                self.begin();
+                r.after_transfer();
+            },
+        );
         // The rank array borrows the output-entry list, unused before level 0 runs.
         let rank_capacity = ((u64::from(dynamic.entry_capacity) * 24) / 8).min(u64::from(u32::MAX)) as u32;
         let mut push = EntryPush {
@@ -186,17 +197,27 @@ impl Dispatch<'_> {
                 ENTRY_GROUPS_UNKNOWN_COUNT
             }
         };
-        r.bind(self.meta.entry_rank);
-        r.push(self.meta.layout, 0, &push);
-        r.dispatch(groups);
-        r.compute_barrier();
+        r.pass(
+            || Pass::new("entry_rank", None),
+            || {
+                r.bind(self.meta.entry_rank);
+                r.push(self.meta.layout, 0, &push);
+                r.dispatch(groups);
+            },
+        );
+        r.level_barrier(None);
         self.plan();
-        r.bind(self.meta.entry_records);
-        r.push(self.meta.layout, 0, &push);
-        r.dispatch(groups.max(ENTRY_GROUPS_UNKNOWN_COUNT));
-        r.compute_barrier();
+        r.pass(
+            || Pass::new("entry_records", None),
+            || {
+                r.bind(self.meta.entry_records);
+                r.push(self.meta.layout, 0, &push);
+                r.dispatch(groups.max(ENTRY_GROUPS_UNKNOWN_COUNT));
+            },
+        );
+        r.level_barrier(None);
         let entries: BTreeSet<usize> = self.api_entries();
-        self.gridscan_if_needed(&entries);
+        self.gridscan_if_needed(&entries, None);
     }
 
     fn api_entries(&self) -> BTreeSet<usize> {
@@ -216,10 +237,15 @@ impl Dispatch<'_> {
             record_capacity: dynamic.record_capacity,
             reserved: 0,
         };
-        r.bind(self.meta.plan);
-        r.push(self.meta.layout, 0, &push);
-        r.dispatch(1);
-        r.compute_barrier();
+        r.pass(
+            || Pass::new("plan", None),
+            || {
+                r.bind(self.meta.plan);
+                r.push(self.meta.layout, 0, &push);
+                r.dispatch(1);
+            },
+        );
+        r.level_barrier(None);
     }
 
     /// `advance.comp` after level `level`: the next level's record lists and
@@ -237,21 +263,34 @@ impl Dispatch<'_> {
             record_capacity: dynamic.record_capacity,
             reserved: 0,
         };
-        r.bind(self.meta.advance);
-        r.push(self.meta.layout, 0, &push);
-        r.dispatch_indirect(fixed.contexts[level % 2] + std::mem::offset_of!(GraphContext, advance_groups) as u64);
-        r.compute_barrier();
+        r.pass(
+            || Pass::new("advance", Some(level)),
+            || {
+                r.bind(self.meta.advance);
+                r.push(self.meta.layout, 0, &push);
+                r.dispatch_indirect(
+                    fixed.contexts[level % 2] + std::mem::offset_of!(GraphContext, advance_groups) as u64,
+                );
+            },
+        );
+        r.level_barrier(Some(level));
     }
 
-    /// `gridscan.comp` when a node of `level` takes its grid from the payload.
-    fn gridscan_if_needed(&self, level: &BTreeSet<usize>) {
+    /// `gridscan.comp` when a node of `level` takes its grid from the payload
+    /// (profiled as part of level `after`, the level before it).
+    fn gridscan_if_needed(&self, level: &BTreeSet<usize>, after: Option<usize>) {
         let (base, fixed, r) = (self.base(), &self.graph.fixed, &self.r);
         if level.iter().any(|&s| self.graph.schedules[s].mode == SCHEDULE_DYNAMIC) {
             let push = GridscanPush { dispatches: base + fixed.dispatches, schedules: base + fixed.schedules };
-            r.bind(self.meta.gridscan);
-            r.push(self.meta.layout, 0, &push);
-            r.dispatch(self.graph.graph.nodes.len() as u32);
-            r.compute_barrier();
+            r.pass(
+                || Pass::new("gridscan", after),
+                || {
+                    r.bind(self.meta.gridscan);
+                    r.push(self.meta.layout, 0, &push);
+                    r.dispatch(self.graph.graph.nodes.len() as u32);
+                },
+            );
+            r.level_barrier(after);
         }
     }
 
@@ -266,27 +305,34 @@ impl Dispatch<'_> {
                     r.push_app_constants(self.cb_state, graph.layout, true);
                     for &slot in level {
                         let node = &graph.nodes[slot];
+                        let pass = || Pass {
+                            kind: "node",
+                            level: Some(d as u32),
+                            node: Some((node.name.clone(), node.index)),
+                        };
                         r.label(
                             || format!("node \"{}\" [{}]", node.name, node.index),
                             || {
-                                let dispatch = fixed.dispatches + Self::dispatch_offset(slot);
-                                r.bind(node.pipeline);
-                                r.push(
-                                    graph.layout,
-                                    graph.push_offset,
-                                    &NodePush { dispatch: base + dispatch, ctx: self.context(d) },
-                                );
-                                r.dispatch_indirect(dispatch);
+                                r.pass(pass, || {
+                                    let dispatch = fixed.dispatches + Self::dispatch_offset(slot);
+                                    r.bind(node.pipeline);
+                                    r.push(
+                                        graph.layout,
+                                        graph.push_offset,
+                                        &NodePush { dispatch: base + dispatch, ctx: self.context(d) },
+                                    );
+                                    r.dispatch_indirect(dispatch);
+                                })
                             },
                         );
                     }
-                    r.compute_barrier();
+                    r.level_barrier(Some(d));
                     let Some(next) = levels.get(d + 1) else { return };
                     r.label(
                         || "plan next level".into(),
                         || {
                             self.advance(d);
-                            self.gridscan_if_needed(next);
+                            self.gridscan_if_needed(next, Some(d));
                         },
                     );
                 },
@@ -324,8 +370,13 @@ impl Dispatch<'_> {
                 size: 4,
             },
         ];
-        // SAFETY: recording; every range lies inside its buffer.
-        unsafe { (r.fp().cmd_copy_buffer)(r.cb, r.target.buffer, buffer, regions.len() as u32, regions.as_ptr()) };
+        r.pass(
+            || Pass::new("status", None),
+            // SAFETY: recording; every range lies inside its buffer.
+            || unsafe {
+                (r.fp().cmd_copy_buffer)(r.cb, r.target.buffer, buffer, regions.len() as u32, regions.as_ptr())
+            },
+        );
         r.barrier(
             vk::PipelineStageFlags::TRANSFER,
             vk::AccessFlags::TRANSFER_WRITE,
@@ -349,45 +400,74 @@ pub struct DispatchArgs<'a> {
 }
 
 impl<'a> DispatchArgs<'a> {
-    fn begin(&self) -> Result<Dispatch<'a>, RecordError> {
+    fn begin(&self, profile: Option<&'a Recording>) -> Result<Dispatch<'a>, RecordError> {
         let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
         let dynamic = layout_for(graph, &target)?;
-        Ok(Dispatch { r: Recorder { device, cb, target }, graph, meta, cb_state, dynamic, status })
+        let r = Recorder { device, cb, target, profile };
+        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status })
+    }
+
+    /// Timestamps for a dispatch running `levels`, when the `profile`
+    /// setting is on (the inputs take at most 8 passes, a level its node
+    /// dispatches and 5 more).
+    fn profile(&self, levels: &[BTreeSet<usize>]) -> Option<Recording> {
+        self.device.instance.settings.profile.as_ref()?;
+        let passes: usize = 8 + levels.iter().map(|l| l.len() + 5).sum::<usize>();
+        Recording::reserve(self.device, passes as u32 + 1)
     }
 }
 
-/// `vkCmdDispatchGraphAMDX` with host payloads. Returns the nodes
-/// dispatched at each level.
-pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput]) -> Result<Vec<BTreeSet<usize>>, RecordError> {
-    let run = args.begin()?;
-    let (graph, dynamic) = (args.graph, &run.dynamic);
+/// What a recorded dispatch ran, for the host's reports.
+pub struct Recorded {
+    /// The nodes dispatched at each level.
+    pub levels: Vec<BTreeSet<usize>>,
+    /// Its timestamps, when profiled.
+    pub profile: Option<profile::Slot>,
+}
+
+/// `vkCmdDispatchGraphAMDX` with host payloads.
+pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput]) -> Result<Recorded, RecordError> {
+    let layout = layout_for(args.graph, &args.target)?;
+    let (graph, dynamic) = (args.graph, &layout);
     let entry = entry_level(graph, dynamic, args.target.address, inputs)?;
     let entry_slots: BTreeSet<usize> = entry.dispatches.keys().copied().collect();
     let levels = graph.graph.levels(&entry_slots);
+    let recording = args.profile(&levels);
+    let run = args.begin(recording.as_ref())?;
     run.r.label(
         || format!("dispatch graph {:?}", graph.handle),
         || {
+            if let Some(p) = &recording {
+                p.begin(run.r.fp(), run.r.cb);
+            }
             run.r.label(|| "graph inputs".into(), || run.host_entries(&entry));
             run.run_levels(&levels);
         },
     );
-    Ok(levels)
+    Ok(Recorded { levels, profile: recording.map(Recording::finish) })
 }
 
 /// `vkCmdDispatchGraphIndirectAMDX` / `vkCmdDispatchGraphIndirectCountAMDX`:
 /// level 0 is built on the GPU from infos in device memory; every node that
 /// is an API entry is dispatched at level 0 (those without records get no
 /// workgroups).
-pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Result<Vec<BTreeSet<usize>>, RecordError> {
-    let run = args.begin()?;
+pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Result<Recorded, RecordError> {
+    layout_for(args.graph, &args.target)?;
     let graph = args.graph;
-    let levels = graph.graph.levels(&run.api_entries());
+    let entries: BTreeSet<usize> =
+        (0..graph.graph.nodes.len()).filter(|&n| graph.graph.nodes[n].decl.info.is_api_entry).collect();
+    let levels = graph.graph.levels(&entries);
+    let recording = args.profile(&levels);
+    let run = args.begin(recording.as_ref())?;
     run.r.label(
         || format!("dispatch graph {:?} (indirect)", graph.handle),
         || {
+            if let Some(p) = &recording {
+                p.begin(run.r.fp(), run.r.cb);
+            }
             run.r.label(|| "graph inputs".into(), || run.device_entries(source));
             run.run_levels(&levels);
         },
     );
-    Ok(levels)
+    Ok(Recorded { levels, profile: recording.map(Recording::finish) })
 }

@@ -80,6 +80,8 @@ pub(crate) struct StatusSlot {
     pub graph: vk::Pipeline,
     /// The nodes dispatched at each level, as "\"name\"[index]" lists.
     pub levels: std::sync::Arc<[String]>,
+    /// Its timestamps, when the `profile` setting is on.
+    pub profile: Option<crate::graph::profile::Slot>,
 }
 
 impl CommandBufferState {

@@ -23,6 +23,8 @@ pub(crate) struct DeviceState {
     pub command_buffers: RwLock<HandleMap<vk::CommandBuffer, Mutex<CommandBufferState>>>,
     /// Where graph dispatches leave their status for the host (created on first use).
     pub status: Mutex<Option<crate::ffi::StatusBuffer>>,
+    /// Timestamp queries of the `profile` setting (created on first use).
+    pub profile_queries: Mutex<Option<crate::graph::profile::QueryRing>>,
     /// Submissions whose graph dispatches' status has not been checked yet.
     pub pending_reports: Mutex<Vec<PendingReport>>,
 }

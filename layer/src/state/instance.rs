@@ -27,6 +27,8 @@ pub(crate) struct PhysicalDeviceState {
     pub has_maintenance5: bool,
     /// `VkPhysicalDeviceLimits::maxPushConstantsSize`.
     pub max_push_constants_size: u32,
+    /// `VkPhysicalDeviceLimits::timestampPeriod` (ns a tick).
+    pub timestamp_period: f32,
     pub memory_properties: ash::vk::PhysicalDeviceMemoryProperties,
 }
 
