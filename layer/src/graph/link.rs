@@ -109,15 +109,20 @@ pub fn link(decls: Vec<NodeDecl>) -> Result<Graph, LinkError> {
             if named.is_empty() && !out.sparse {
                 return Err(LinkError::MissingTarget { node: d.name.clone(), output: o, target: out.name.clone() });
             }
-            // A bounded array still reaches nodes of its name past its declared
-            // size (the specification leaves such an index undefined; AMD's
-            // driver runs those records and published samples rely on it), as
-            // long as they read records of the output's size.
+            // PayloadNodeArraySizeAMDX counts the indices a node may pass,
+            // from the base index on (OpIsNodePayloadValidAMDX: "NodeIndex
+            // must be less than" it; DXC emits NodeID("n", 2) with
+            // NodeArraySize(4), nodes 2..5, as base 2 and size 4). A bounded
+            // array still reaches nodes of its name past its declared end
+            // (the specification leaves such an index undefined; AMD's driver
+            // runs those records and published samples rely on it), as long
+            // as they read records of the output's size.
+            let declared_end = out.array_size.map(|n| n.saturating_add(out.base_index));
             let existing = named.iter().map(|&(i, _)| i.saturating_add(1)).max().unwrap_or(0);
-            let len = out.array_size.map_or(existing, |n| n.max(existing));
+            let len = declared_end.map_or(existing, |n| n.max(existing));
             let mut slots = vec![NO_NODE; len as usize];
             for &(index, target) in named {
-                let past_declared = out.array_size.is_some_and(|n| index >= n);
+                let past_declared = declared_end.is_some_and(|n| index >= n);
                 let consumed = input_stride(&decls[target].info);
                 if out.record_stride != consumed {
                     if past_declared {
@@ -136,10 +141,12 @@ pub fn link(decls: Vec<NodeDecl>) -> Result<Graph, LinkError> {
                     successors.insert(target);
                     if past_declared {
                         notes.push(format!(
-                            "node \"{}\": output {o} declares {} array entries, but node (\"{}\", {index}) \
-                             exists past them; records allocated for that index are delivered to it",
+                            "node \"{}\": output {o} declares nodes {} to {} of \"{}\", but node (\"{}\", \
+                             {index}) exists past them; records allocated for that index are delivered to it",
                             d.name,
-                            out.array_size.unwrap_or(0),
+                            out.base_index,
+                            declared_end.unwrap_or(0).saturating_sub(1),
+                            out.name,
                             out.name
                         ));
                     }
@@ -356,6 +363,12 @@ mod tests {
         assert_eq!(g.nodes[0].outputs[0].slots, vec![NO_NODE, 2, NO_NODE, 1]);
         let unbounded = link(vec![node("root", 0, &[("bin", None, true)], None), node("bin", 2, &[], None)]).unwrap();
         assert_eq!(unbounded.nodes[0].outputs[0].slots, vec![NO_NODE, NO_NODE, 1]);
+        // The size counts from the base index: base 2, size 3 declares nodes 2..=4.
+        let mut based = node("root", 0, &[("bin", Some(3), true)], None);
+        based.info.outputs[0].base_index = 2;
+        let g = link(vec![based, node("bin", 4, &[], None)]).unwrap();
+        assert_eq!(g.nodes[0].outputs[0].slots, vec![NO_NODE, NO_NODE, NO_NODE, NO_NODE, 1]);
+        assert!(g.notes.is_empty(), "{:?}", g.notes);
     }
 
     #[test]
