@@ -22,6 +22,7 @@ pub mod amdx;
 pub mod buffer;
 pub mod compute;
 pub mod device;
+pub mod dxc_models;
 pub mod env;
 pub mod error;
 pub mod graph;
