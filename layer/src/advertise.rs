@@ -9,6 +9,8 @@
 //! - the `bufferDeviceAddress` feature (payloads and scratch are addressed
 //!   through `PhysicalStorageBuffer64` pointers),
 //! - the `shaderInt64` feature (lowered kernels do 64-bit address arithmetic),
+//! - the `shaderBufferInt64Atomics` feature (the record counters are 64-bit:
+//!   records and dynamic-grid workgroups numbered by one atomic),
 //! - the `scalarBlockLayout` feature (node payloads keep the layout their
 //!   compiler gave them; HLSL's puts a `uint3` at offset 4, which only scalar
 //!   block layout allows for the storage-buffer pointers payloads become).
@@ -24,6 +26,7 @@ pub struct DeviceFacts {
     pub buffer_device_address: bool,
     pub shader_int64: bool,
     pub scalar_block_layout: bool,
+    pub shader_buffer_int64_atomics: bool,
     /// The driver lists `VK_AMDX_shader_enqueue` itself.
     pub driver_lists_extension: bool,
     /// The driver's own `shaderEnqueue` feature bit (false when not listed).
@@ -61,6 +64,9 @@ impl Support {
         }
         if !facts.scalar_block_layout {
             missing.push("scalarBlockLayout feature");
+        }
+        if !facts.shader_buffer_int64_atomics {
+            missing.push("shaderBufferInt64Atomics feature");
         }
         if missing.is_empty() {
             Support::Emulated
@@ -132,6 +138,7 @@ mod tests {
             buffer_device_address: true,
             shader_int64: true,
             scalar_block_layout: true,
+            shader_buffer_int64_atomics: true,
             ..Default::default()
         }
     }

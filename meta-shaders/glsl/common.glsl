@@ -1,11 +1,10 @@
 // Shared declarations of the meta shaders: mirrors of the kernel <-> runtime
-// ABI (spirv-lowering/src/abi.rs) and of the layer's per-node schedule
-// (layer/src/graph/scratch.rs). A test in meta-shaders checks the offsets.
+// ABI (spirv-lowering/src/abi.rs). A test in meta-shaders checks the offsets.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
-// abi::NodeDispatch, 32 bytes.
+// abi::NodeDispatch, 48 bytes.
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeDispatchRef {
     uint indirect_x;
     uint indirect_y;
@@ -13,7 +12,10 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeDispatch
     uint workgroup_count;
     uint record_count;
     uint node_slot;
-    uint64_t records;
+    uint mode;            // RECORDS_* below
+    uint key_node;        // whose records the node reads
+    uint64_t records;     // listed: [RecordRef; record_count]
+    uint64_t input_base;  // indexed: base of the payload offsets
 };
 
 // abi::RecordRef, 16 bytes.
@@ -23,36 +25,35 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer RecordRefs {
     uint remaining_recursion;
 };
 
-// abi::GraphContext, 88 bytes.
+// abi::GraphContext, 144 bytes (the per-parity arrays as pairs of members).
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContextRef {
-    uint64_t out_payload_base;
-    uint out_payload_capacity;
-    uint out_payload_top;
-    uint64_t entries;
-    uint entry_capacity;
-    uint entry_count;
-    uint64_t node_counts;
+    uint64_t ring0;
+    uint64_t ring1;
+    uint ring_top0;
+    uint ring_top1;
+    uint ring_capacity;
+    uint node_count;
+    uint64_t counts0;
+    uint64_t counts1;
+    uint64_t dispatches0;
+    uint64_t dispatches1;
+    uint64_t schedules;
     uint64_t links;
     uint64_t nodes;
     uint64_t sink;
+    uint64_t index;
+    uint index_mask;
     uint status;
-    uint node_count;
-    uint advance_x;       // vkCmdDispatchIndirect arguments of advance.comp,
-    uint advance_y;       // raised by the kernels' enqueues
-    uint advance_z;
+    uint done0;
+    uint done1;
+    uint launched0;       // workgroups launched at level 0 (the entry passes sum them)
+    uint launched1;
+    uint64_t level_status;
+    uint tag;
     uint reserved;
 };
 
-// abi::OutputEntry, 24 bytes.
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer OutputEntryRef {
-    uint64_t payload;
-    uint node_slot;
-    uint rank;
-    uint count;
-    uint remaining_recursion;
-};
-
-// meta_shaders::NodeSchedule, 40 bytes.
+// abi::NodeSchedule, 40 bytes.
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer NodeScheduleRef {
     uint mode;                  // SCHEDULE_* below
     uint records_per_workgroup; // coalescing P / packed thread W
@@ -72,13 +73,11 @@ const uint SCHEDULE_STATIC = 0u;
 const uint SCHEDULE_DYNAMIC = 1u;
 const uint SCHEDULE_BATCHED = 2u;
 const uint SCHEDULE_FLAG_API_ENTRY = 1u;
+const uint RECORDS_LISTED = 0u;
 
-// abi::STATUS_* bits: those that leave holes in record lists stop the graph.
-const uint STATUS_ENTRY_OVERFLOW = 1u << 1;
-// Bits owned by the meta passes.
+// abi::STATUS_* bits the meta passes raise.
 const uint STATUS_RECORD_OVERFLOW = 1u << 5;
 const uint STATUS_INVALID_ENTRY = 1u << 6;
-const uint STATUS_FATAL = STATUS_ENTRY_OVERFLOW | STATUS_RECORD_OVERFLOW;
 
 // Splits `groups` linear workgroups over x and y (65535 per dimension,
 // VkPhysicalDeviceLimits::maxComputeWorkGroupCount on lavapipe) with fewer

@@ -16,6 +16,7 @@ layout(push_constant) uniform Push {
     uint count;            // host-given count (count_info == 0)
     uint rank_capacity;    // entries the rank array (scratch) holds
     uint64_t ranks;        // uvec2 (node slot, rank) per info
+    uint64_t counts;       // [node_count] u32 records per node
 } pc;
 
 const uint NO_ENTRY = 0xffffffffu;

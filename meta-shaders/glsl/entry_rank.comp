@@ -13,7 +13,7 @@ void main() {
     uint64_t stride;
     entry_infos(count, infos, stride);
     Words ranks = Words(pc.ranks);
-    Words counts = Words(pc.ctx.node_counts);
+    Words counts = Words(pc.counts);
     uint threads = gl_NumWorkGroups.x * 64u;
     for (uint i = gl_GlobalInvocationID.x; i < count; i += threads) {
         Words info = Words(infos + uint64_t(i) * stride);

@@ -1,5 +1,6 @@
 #version 460
-// For broadcast nodes whose grid comes from the payload: the exclusive
+// Level 0 of an indirect dispatch, for broadcast nodes whose grid comes
+// from the payload: the exclusive
 // prefix sum of the records' grid sizes (RecordRef.workgroup_start, which
 // kernels binary-search) and the node's dispatch arguments. One workgroup
 // per node slot (others exit); each invocation takes 4 consecutive records,
@@ -13,6 +14,7 @@ layout(local_size_x = SCAN_SIZE) in;
 layout(push_constant) uniform Push {
     NodeDispatchRef dispatches;
     NodeScheduleRef schedules;
+    GraphContextRef ctx;       // launched0 gets this node's workgroups
 } pc;
 
 const uint PER_INVOCATION = 4u;
@@ -68,5 +70,6 @@ void main() {
         d.indirect_x = split.x;
         d.indirect_y = split.y;
         d.indirect_z = split.z;
+        atomicAdd(pc.ctx.launched0, split.x * split.y * split.z);
     }
 }

@@ -1,11 +1,13 @@
-// Shared by plan.comp and advance.comp: a node's record slice and launch
-// for the next level.
+// Used by plan.comp: a node's level-0 record slice and launch.
 
 // Writes node n's record slice and, unless its grid comes from the
 // payload (gridscan.comp), its dispatch arguments.
-void write_dispatch(NodeDispatchRef d, NodeScheduleRef s, uint64_t records, uint count) {
+void write_dispatch(NodeDispatchRef d, NodeScheduleRef s, uint node, uint64_t records, uint count) {
     d.record_count = count;
     d.records = records;
+    d.node_slot = node;
+    d.mode = RECORDS_LISTED;
+    d.key_node = node;
     uint groups = 0u;
     if (s.mode == SCHEDULE_STATIC) {
         groups = count * s.static_groups;
@@ -29,7 +31,7 @@ void copy_shared_slices(NodeDispatchRef dispatches, NodeScheduleRef schedules, u
         uint base_slot = schedules[n].share_base;
         if (base_slot != 0u) {
             NodeDispatchRef b = dispatches[base_slot - 1u];
-            write_dispatch(dispatches[n], schedules[n], b.records, b.record_count);
+            write_dispatch(dispatches[n], schedules[n], n, b.records, b.record_count);
         }
     }
 }

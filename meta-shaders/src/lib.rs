@@ -1,14 +1,15 @@
-//! The layer's meta compute shaders, which run between the levels of a graph
-//! dispatch: GLSL sources in `glsl/`, compiled with
+//! The layer's meta compute shaders, which build level 0 of a graph dispatch
+//! whose inputs are in device memory (`vkCmdDispatchGraphIndirect*AMDX`);
+//! between levels nothing runs but the node kernels (see
+//! `spirv_lowering::abi`). GLSL sources in `glsl/`, compiled with
 //! `glslangValidator -V --target-env vulkan1.2` and committed as `.spv` next
 //! to them (`glsl/compile.sh` recompiles). They reach scratch memory
 //! through `GL_EXT_buffer_reference` pointers because the addresses exist
 //! only on the GPU.
 //!
-//! This crate also owns the Rust side of their interface: the per-node
-//! [`NodeSchedule`] and the push-constant blocks. `common.glsl` mirrors
-//! them and the kernel ABI
-//! (`spirv_lowering::abi`); `tests/mirror.rs` checks both mirrors.
+//! This crate also owns the Rust side of their push-constant blocks.
+//! `common.glsl` mirrors the kernel ABI (`spirv_lowering::abi`, which owns
+//! the per-node [`NodeSchedule`]); `tests/mirror.rs` checks the mirror.
 #![forbid(unsafe_code)]
 
 /// Converts the bytes of a `.spv` file into words at compile time.
@@ -30,11 +31,6 @@ macro_rules! shader {
 }
 
 shader!(
-    /// `advance.comp`: between levels, record slices, record lists, dispatch
-    /// arguments and the next level's resets in one pass.
-    ADVANCE, "../glsl/advance.spv"
-);
-shader!(
     /// `plan.comp`: record slices, dispatch arguments and counter resets of
     /// level 0 of an indirect graph dispatch.
     PLAN, "../glsl/plan.spv"
@@ -53,75 +49,16 @@ shader!(
 );
 
 /// Every meta shader with its source file name, for tests and tools.
-pub const ALL: [(&str, &[u32]); 5] = [
-    ("advance", &ADVANCE),
-    ("plan", &PLAN),
-    ("gridscan", &GRIDSCAN),
-    ("entry_rank", &ENTRY_RANK),
-    ("entry_records", &ENTRY_RECORDS),
-];
+pub const ALL: [(&str, &[u32]); 4] =
+    [("plan", &PLAN), ("gridscan", &GRIDSCAN), ("entry_rank", &ENTRY_RANK), ("entry_records", &ENTRY_RECORDS)];
 
 /// Workgroup size of `entry_rank.comp` and `entry_records.comp`.
 pub const ENTRY_WORKGROUP: u32 = 64;
 
-/// [`NodeSchedule::mode`]: broadcast with a static grid.
-pub const SCHEDULE_STATIC: u32 = 0;
-/// [`NodeSchedule::mode`]: broadcast with the grid in the payload.
-pub const SCHEDULE_DYNAMIC: u32 = 1;
-/// [`NodeSchedule::mode`]: coalescing or thread nodes, `records_per_workgroup` a workgroup.
-pub const SCHEDULE_BATCHED: u32 = 2;
-/// `GraphContext.status` bit set by `advance.comp` and `plan.comp`: more
-/// records than the record list holds.
-pub const STATUS_RECORD_OVERFLOW: u32 = 1 << 5;
-/// `GraphContext.status` bit set by `entry_rank.comp`: an entry info named a
-/// node out of range or one that is not an API entry (the info is dropped).
-pub const STATUS_INVALID_ENTRY: u32 = 1 << 6;
-/// [`NodeSchedule::flags`]: the node may be dispatched by the API (`IsApiEntryAMDX`).
-pub const SCHEDULE_FLAG_API_ENTRY: u32 = 1;
-
-/// How the meta shaders size one node's launch (one per node slot, static).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NodeSchedule {
-    pub mode: u32,
-    /// Coalescing P, or W for packed thread nodes (1 otherwise).
-    pub records_per_workgroup: u32,
-    /// Static broadcast: workgroups per record.
-    pub static_groups: u32,
-    /// Dynamic broadcast: byte offset of the grid member in the payload.
-    pub grid_offset: u32,
-    /// Dynamic broadcast: 2 (u16) or 4 (u32) bytes per component.
-    pub grid_bytes: u32,
-    /// Dynamic broadcast: 1 to 3 components.
-    pub grid_components: u32,
-    /// Bytes between consecutive records of one allocation.
-    pub input_stride: u32,
-    /// `SharesInputWithAMDX`: the base node's slot + 1 (0: shares nothing).
-    /// Such a node reads its base's record slice.
-    pub share_base: u32,
-    /// `SCHEDULE_FLAG_*`.
-    pub flags: u32,
-    pub reserved: u32,
-}
-
-/// Push constants of `advance.comp`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AdvancePush {
-    /// The context of the level that ran (level d uses context d % 2).
-    pub ctx: u64,
-    /// The context of the next level, reset by the pass.
-    pub next_ctx: u64,
-    pub dispatches: u64,
-    pub schedules: u64,
-    pub records: u64,
-    /// Where to leave `GraphContext.status` as it stands after this pass
-    /// (one word per level, so the host can tell where a problem began).
-    pub level_status: u64,
-    /// Capacity of the record list.
-    pub record_capacity: u32,
-    pub reserved: u32,
-}
+pub use spirv_lowering::abi::{
+    NodeSchedule, SCHEDULE_BATCHED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_API_ENTRY, SCHEDULE_STATIC, STATUS_INVALID_ENTRY,
+    STATUS_RECORD_OVERFLOW,
+};
 
 /// Push constants of `plan.comp`.
 #[repr(C)]
@@ -131,10 +68,13 @@ pub struct PlanPush {
     pub dispatches: u64,
     pub schedules: u64,
     pub records: u64,
-    /// As [`AdvancePush::level_status`].
+    /// Where to leave `GraphContext.status` as it stands after this pass
+    /// (the first status word, so the host can tell where a problem began).
     pub level_status: u64,
     pub record_capacity: u32,
     pub reserved: u32,
+    /// Device address of `[u32; node_count]`: records per node (`entry_rank.comp`).
+    pub counts: u64,
 }
 
 /// Push constants of `entry_rank.comp` and `entry_records.comp`.
@@ -154,6 +94,8 @@ pub struct EntryPush {
     pub rank_capacity: u32,
     /// Device address of one (node slot, rank) pair of `u32` per info.
     pub ranks: u64,
+    /// As [`PlanPush::counts`].
+    pub counts: u64,
 }
 
 /// Push constants of `gridscan.comp` (dispatched with one workgroup per node slot).
@@ -162,14 +104,16 @@ pub struct EntryPush {
 pub struct GridscanPush {
     pub dispatches: u64,
     pub schedules: u64,
+    /// The graph context (its level-0 launch count grows by each node's groups).
+    pub ctx: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<NodeSchedule>() == 40);
-const _: () = assert!(core::mem::size_of::<EntryPush>() == 64);
+const _: () = assert!(core::mem::size_of::<EntryPush>() == 72);
 const _: () = assert!(core::mem::offset_of!(EntryPush, ranks) == 56);
-const _: () = assert!(core::mem::size_of::<AdvancePush>() == 56);
-const _: () = assert!(core::mem::size_of::<PlanPush>() == 48);
-const _: () = assert!(core::mem::size_of::<GridscanPush>() == 16);
+const _: () = assert!(core::mem::offset_of!(EntryPush, counts) == 64);
+const _: () = assert!(core::mem::size_of::<PlanPush>() == 56);
+const _: () = assert!(core::mem::offset_of!(PlanPush, counts) == 48);
+const _: () = assert!(core::mem::size_of::<GridscanPush>() == 24);
 
 /// Splits `groups` linear workgroups over x and y as `split_groups` in
 /// `common.glsl` does (65535 per dimension, fewer than y groups wasted).

@@ -5,7 +5,7 @@
 
 use meta_shaders::{NodeSchedule, ALL};
 use rspirv::dr::{load_words, Operand};
-use spirv_lowering::abi::{GraphContext, NodeDispatch, OutputEntry, RecordRef};
+use spirv_lowering::abi::{GraphContext, NodeDispatch, RecordRef};
 use std::collections::HashMap;
 use std::mem::offset_of;
 use std::path::{Path, PathBuf};
@@ -98,39 +98,40 @@ fn glsl_blocks_mirror_the_rust_structures() {
                 offset_of!(NodeDispatch, workgroup_count),
                 offset_of!(NodeDispatch, record_count),
                 offset_of!(NodeDispatch, node_slot),
+                offset_of!(NodeDispatch, mode),
+                offset_of!(NodeDispatch, key_node),
                 offset_of!(NodeDispatch, records),
+                offset_of!(NodeDispatch, input_base),
             ],
         ),
         ("RecordRefs", vec![0, offset_of!(RecordRef, workgroup_start), offset_of!(RecordRef, remaining_recursion)]),
         (
             "GraphContextRef",
             vec![
-                offset_of!(GraphContext, out_payload_base),
-                offset_of!(GraphContext, out_payload_capacity),
-                offset_of!(GraphContext, out_payload_top),
-                offset_of!(GraphContext, entries),
-                offset_of!(GraphContext, entry_capacity),
-                offset_of!(GraphContext, entry_count),
-                offset_of!(GraphContext, node_counts),
+                offset_of!(GraphContext, ring),
+                offset_of!(GraphContext, ring) + 8,
+                offset_of!(GraphContext, ring_top),
+                offset_of!(GraphContext, ring_top) + 4,
+                offset_of!(GraphContext, ring_capacity),
+                offset_of!(GraphContext, node_count),
+                offset_of!(GraphContext, counts),
+                offset_of!(GraphContext, counts) + 8,
+                offset_of!(GraphContext, dispatches),
+                offset_of!(GraphContext, dispatches) + 8,
+                offset_of!(GraphContext, schedules),
                 offset_of!(GraphContext, links),
                 offset_of!(GraphContext, nodes),
                 offset_of!(GraphContext, sink),
+                offset_of!(GraphContext, index),
+                offset_of!(GraphContext, index_mask),
                 offset_of!(GraphContext, status),
-                offset_of!(GraphContext, node_count),
-                offset_of!(GraphContext, advance_groups),
-                offset_of!(GraphContext, advance_groups) + 4,
-                offset_of!(GraphContext, advance_groups) + 8,
+                offset_of!(GraphContext, done),
+                offset_of!(GraphContext, done) + 4,
+                offset_of!(GraphContext, launched),
+                offset_of!(GraphContext, launched) + 4,
+                offset_of!(GraphContext, level_status),
+                offset_of!(GraphContext, tag),
                 offset_of!(GraphContext, _reserved),
-            ],
-        ),
-        (
-            "OutputEntryRef",
-            vec![
-                offset_of!(OutputEntry, payload),
-                offset_of!(OutputEntry, node_slot),
-                offset_of!(OutputEntry, rank),
-                offset_of!(OutputEntry, count),
-                offset_of!(OutputEntry, remaining_recursion),
             ],
         ),
         (

@@ -24,14 +24,16 @@ pub struct Abi {
     pub p_dispatch: Word,
     pub record: Word,
     pub p_record: Word,
+    pub slot: Word,
+    pub p_slot: Word,
     pub ctx: Word,
     pub p_ctx: Word,
     pub link: Word,
     pub p_link: Word,
     pub node: Word,
     pub p_node: Word,
-    pub entry: Word,
-    pub p_entry: Word,
+    pub schedule: Word,
+    pub p_schedule: Word,
     pub header: Word,
     pub p_header: Word,
 }
@@ -73,12 +75,13 @@ impl Abi {
             let p = ir.t_ptr(psb, s, Some(size));
             (s, p)
         };
-        let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 32);
+        let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 48);
         let (record, p_record) = decl(ir, "RecordRef", L::RECORD_REF, 16);
-        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 88);
+        let (slot, p_slot) = decl(ir, "IndexSlot", L::INDEX_SLOT, 24);
+        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 144);
         let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
         let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
-        let (entry, p_entry) = decl(ir, "OutputEntry", L::OUTPUT_ENTRY, 24);
+        let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 40);
         let (header, p_header) = decl(ir, "AllocHeader", L::ALLOC_HEADER, 16);
         Abi {
             void,
@@ -93,14 +96,16 @@ impl Abi {
             p_dispatch,
             record,
             p_record,
+            slot,
+            p_slot,
             ctx,
             p_ctx,
             link,
             p_link,
             node,
             p_node,
-            entry,
-            p_entry,
+            schedule,
+            p_schedule,
             header,
             p_header,
         }
@@ -112,6 +117,9 @@ impl Abi {
     pub fn s_record(&self) -> Struct {
         Struct { fields: L::RECORD_REF }
     }
+    pub fn s_slot(&self) -> Struct {
+        Struct { fields: L::INDEX_SLOT }
+    }
     pub fn s_ctx(&self) -> Struct {
         Struct { fields: L::GRAPH_CONTEXT }
     }
@@ -121,8 +129,8 @@ impl Abi {
     pub fn s_node(&self) -> Struct {
         Struct { fields: L::NODE_INFO }
     }
-    pub fn s_entry(&self) -> Struct {
-        Struct { fields: L::OUTPUT_ENTRY }
+    pub fn s_schedule(&self) -> Struct {
+        Struct { fields: L::NODE_SCHEDULE }
     }
     pub fn s_header(&self) -> Struct {
         Struct { fields: L::ALLOC_HEADER }
@@ -131,33 +139,65 @@ impl Abi {
 
 /// Field indices, named after `abi`'s struct fields.
 pub mod f {
+    pub const D_INDIRECT: u32 = 0;
     pub const D_WORKGROUP_COUNT: u32 = 1;
     pub const D_RECORD_COUNT: u32 = 2;
     pub const D_NODE_SLOT: u32 = 3;
-    pub const D_RECORDS: u32 = 4;
+    pub const D_MODE: u32 = 4;
+    pub const D_KEY_NODE: u32 = 5;
+    pub const D_RECORDS: u32 = 6;
+    pub const D_INPUT_BASE: u32 = 7;
     pub const R_PAYLOAD: u32 = 0;
     pub const R_WORKGROUP_START: u32 = 1;
     pub const R_REMAINING: u32 = 2;
-    pub const C_OUT_BASE: u32 = 0;
-    pub const C_OUT_CAPACITY: u32 = 1;
-    pub const C_OUT_TOP: u32 = 2;
-    pub const C_ENTRIES: u32 = 3;
-    pub const C_ENTRY_CAPACITY: u32 = 4;
-    pub const C_ENTRY_COUNT: u32 = 5;
-    pub const C_NODE_COUNTS: u32 = 6;
-    pub const C_LINKS: u32 = 7;
-    pub const C_NODES: u32 = 8;
-    pub const C_SINK: u32 = 9;
-    pub const C_STATUS: u32 = 10;
-    pub const C_ADVANCE_X: u32 = 12;
+    pub const S_TAG: u32 = 0;
+    pub const S_NODE: u32 = 1;
+    pub const S_RANK: u32 = 2;
+    pub const S_OFFSET: u32 = 3;
+    pub const S_WORKGROUP_START: u32 = 4;
+    pub const S_REMAINING: u32 = 5;
+    pub const C_RING: u32 = 0; // + parity
+    pub const C_RING_TOP: u32 = 2; // + parity
+    pub const C_RING_CAPACITY: u32 = 4;
+    pub const C_NODE_COUNT: u32 = 5;
+    pub const C_COUNTS: u32 = 6; // + parity
+    pub const C_DISPATCHES: u32 = 8; // + parity
+    pub const C_SCHEDULES: u32 = 10;
+    pub const C_LINKS: u32 = 11;
+    pub const C_NODES: u32 = 12;
+    pub const C_SINK: u32 = 13;
+    pub const C_INDEX: u32 = 14;
+    pub const C_INDEX_MASK: u32 = 15;
+    pub const C_STATUS: u32 = 16;
+    pub const C_DONE: u32 = 17; // + parity
+    pub const C_LAUNCHED: u32 = 19; // + parity
+    pub const C_LEVEL_STATUS: u32 = 21;
+    pub const C_TAG: u32 = 22;
     pub const L_SLOTS: u32 = 0;
     pub const L_SLOT_COUNT: u32 = 1;
     pub const N_FIRST_LINK: u32 = 0;
     pub const N_MAX_RECURSION: u32 = 1;
+    pub const SC_MODE: u32 = 0;
+    pub const SC_PER_WORKGROUP: u32 = 1;
+    pub const SC_STATIC_GROUPS: u32 = 2;
+    pub const SC_GRID_OFFSET: u32 = 3;
+    pub const SC_GRID_BYTES: u32 = 4;
+    pub const SC_GRID_COMPONENTS: u32 = 5;
+    pub const SC_INPUT_STRIDE: u32 = 6;
+    pub const SC_SHARE_BASE: u32 = 7;
     pub const H_SLOT: u32 = 0;
     pub const H_COUNT: u32 = 1;
     pub const H_REMAINING: u32 = 2;
     pub const H_FLAGS: u32 = 3;
+}
+
+/// Labels of a loop being built (see [`Body::begin_loop`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LoopLabels {
+    pub header: Word,
+    pub body: Word,
+    pub cont: Word,
+    pub merge: Word,
 }
 
 /// Builds a sequence of blocks.
@@ -278,6 +318,82 @@ impl Body {
         let scope = ir.c_u32(spirv::Scope::Device as u32);
         let sem = ir.c_u32(0);
         self.op(ir, op, ty, vec![id(p), id(scope), id(sem), id(v)])
+    }
+
+    /// Atomic at Device scope with the given memory semantics.
+    pub fn atomic_sem(&mut self, ir: &mut Ir, op: Op, ty: Word, p: Word, v: Word, semantics: u32) -> Word {
+        let scope = ir.c_u32(spirv::Scope::Device as u32);
+        let sem = ir.c_u32(semantics);
+        self.op(ir, op, ty, vec![id(p), id(scope), id(sem), id(v)])
+    }
+
+    /// `OpAtomicLoad` at Device scope, relaxed.
+    pub fn atomic_load(&mut self, ir: &mut Ir, ty: Word, p: Word) -> Word {
+        let scope = ir.c_u32(spirv::Scope::Device as u32);
+        let sem = ir.c_u32(0);
+        self.op(ir, Op::AtomicLoad, ty, vec![id(p), id(scope), id(sem)])
+    }
+
+    /// `OpAtomicCompareExchange` at Device scope, relaxed: returns the old value.
+    pub fn atomic_cas(&mut self, ir: &mut Ir, ty: Word, p: Word, value: Word, comparator: Word) -> Word {
+        let scope = ir.c_u32(spirv::Scope::Device as u32);
+        let sem = ir.c_u32(0);
+        self.op(ir, Op::AtomicCompareExchange, ty, vec![id(p), id(scope), id(sem), id(sem), id(value), id(comparator)])
+    }
+
+    /// `cond ? a : b`.
+    pub fn select(&mut self, ir: &mut Ir, ty: Word, cond: Word, a: Word, b: Word) -> Word {
+        self.op(ir, Op::Select, ty, vec![id(cond), id(a), id(b)])
+    }
+
+    /// Opens a loop: the header (with its `OpLoopMerge`) branches to a
+    /// condition block, where the builder is left; continue with
+    /// [`Self::loop_test`], the body, then [`Self::end_loop`].
+    pub fn begin_loop(&mut self, ir: &mut Ir) -> LoopLabels {
+        let (header, cond, body, cont, merge) = (ir.id(), ir.id(), ir.id(), ir.id(), ir.id());
+        self.end(inst(Op::Branch, None, None, vec![id(header)]), Some(header));
+        self.push(inst(
+            Op::LoopMerge,
+            None,
+            None,
+            vec![id(merge), id(cont), Operand::LoopControl(spirv::LoopControl::NONE)],
+        ));
+        self.end(inst(Op::Branch, None, None, vec![id(cond)]), Some(cond));
+        LoopLabels { header, body, cont, merge }
+    }
+
+    /// Ends the condition block: the body runs while `cond` holds.
+    pub fn loop_test(&mut self, lp: &LoopLabels, cond: Word) {
+        self.end(inst(Op::BranchConditional, None, None, vec![id(cond), id(lp.body), id(lp.merge)]), Some(lp.body));
+    }
+
+    /// Ends the body (through the continue block back to the header) and
+    /// leaves the builder after the loop.
+    pub fn end_loop(&mut self, lp: &LoopLabels) {
+        self.end(inst(Op::Branch, None, None, vec![id(lp.cont)]), Some(lp.cont));
+        self.end(inst(Op::Branch, None, None, vec![id(lp.header)]), Some(lp.merge));
+    }
+
+    /// A `Function` variable of type `ty` (declared at the function's start),
+    /// initialised here to `init`.
+    pub fn local(&mut self, ir: &mut Ir, ty: Word, init: Word) -> Word {
+        let pt = ir.t_ptr(StorageClass::Function, ty, None);
+        let v = ir.id();
+        self.blocks_first_var(inst(
+            Op::Variable,
+            Some(pt),
+            Some(v),
+            vec![Operand::StorageClass(StorageClass::Function)],
+        ));
+        self.store_plain(v, init);
+        v
+    }
+
+    /// `OpControlBarrier` Workgroup/Workgroup with acquire-release of workgroup memory.
+    pub fn workgroup_barrier(&mut self, ir: &mut Ir) {
+        let wg = ir.c_u32(spirv::Scope::Workgroup as u32);
+        let sem = ir.c_u32(0x8 | 0x100); // AcquireRelease | WorkgroupMemory
+        self.push(inst(Op::ControlBarrier, None, None, vec![id(wg), id(wg), id(sem)]));
     }
 
     /// Adds an `OpVariable` at the start of the function's first block.

@@ -170,7 +170,30 @@ impl Ir {
         let tail = g.iter().enumerate().skip(from);
         idx.1.extend(tail.filter_map(|(k, i)| Some((i.result_id?, k))));
         idx.0 = g.len();
-        idx.1.get(&w).and_then(|k| g.get(*k))
+        let hit = |idx: &IdMap<usize>| idx.get(&w).and_then(|k| g.get(*k)).filter(|i| i.result_id == Some(w));
+        if let Some(i) = hit(&idx.1) {
+            return Some(i);
+        }
+        if !grown {
+            return None;
+        }
+        // A stale position (the section changed behind the index): rebuild.
+        idx.1.clear();
+        idx.1.extend(g.iter().enumerate().filter_map(|(k, i)| Some((i.result_id?, k))));
+        hit(&idx.1)
+    }
+
+    /// Removes globals (keeping those `keep` accepts) and forgets the index
+    /// of the section; every removal from it must go through here or call
+    /// [`Self::invalidate_globals`].
+    pub fn retain_globals(&mut self, keep: impl FnMut(&Instruction) -> bool) {
+        self.m.types_global_values.retain(keep);
+        self.invalidate_globals();
+    }
+
+    /// Forgets the index of the globals section (after a removal or reorder).
+    pub fn invalidate_globals(&self) {
+        self.global_index.borrow_mut().0 = usize::MAX;
     }
 
     /// Annotations whose first operand is `target`.

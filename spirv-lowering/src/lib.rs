@@ -16,6 +16,7 @@ mod ir;
 mod layout;
 mod loader;
 mod passes;
+mod runtime;
 
 pub use analyze::{DispatchGrid, InputPayload, LaunchMode, NodeShaderInfo, OutputInfo, Visibility};
 pub use consts::SpecMap;
@@ -131,6 +132,6 @@ fn lower_ir(mut ir: Ir, opts: &LowerOptions) -> Result<LoweredNode, LowerError> 
         info: facts.info,
         dispatch_workgroup_size: out.workgroup_size,
         records_per_workgroup: out.records_per_workgroup,
-        push_range: (opts.push_offset, opts.push_offset.saturating_add(16)),
+        push_range: (opts.push_offset, opts.push_offset.saturating_add(std::mem::size_of::<abi::NodePush>() as u32)),
     })
 }

@@ -146,39 +146,70 @@ fn abi_spirv_mirror_matches_repr_c() {
             .max()
             .unwrap()
     }
-    assert_eq!(L::NODE_PUSH[1].1 as usize, offset_of!(abi::NodePush, ctx));
+    let offsets = |t: &[(Field, u32)]| t.iter().map(|x| x.1 as usize).collect::<Vec<_>>();
+    assert_eq!(
+        offsets(L::NODE_PUSH),
+        [
+            offset_of!(abi::NodePush, dispatch),
+            offset_of!(abi::NodePush, ctx),
+            offset_of!(abi::NodePush, level),
+            offset_of!(abi::NodePush, slot)
+        ]
+    );
     assert_eq!(end(L::NODE_PUSH), size_of::<abi::NodePush>());
-    assert_eq!(L::NODE_DISPATCH[1].1 as usize, offset_of!(abi::NodeDispatch, workgroup_count));
-    assert_eq!(L::NODE_DISPATCH[2].1 as usize, offset_of!(abi::NodeDispatch, record_count));
-    assert_eq!(L::NODE_DISPATCH[3].1 as usize, offset_of!(abi::NodeDispatch, node_slot));
-    assert_eq!(L::NODE_DISPATCH[4].1 as usize, offset_of!(abi::NodeDispatch, records));
+    assert_eq!(
+        offsets(L::NODE_DISPATCH),
+        [
+            offset_of!(abi::NodeDispatch, indirect),
+            offset_of!(abi::NodeDispatch, workgroup_count),
+            offset_of!(abi::NodeDispatch, record_count),
+            offset_of!(abi::NodeDispatch, node_slot),
+            offset_of!(abi::NodeDispatch, mode),
+            offset_of!(abi::NodeDispatch, key_node),
+            offset_of!(abi::NodeDispatch, records),
+            offset_of!(abi::NodeDispatch, input_base),
+        ]
+    );
     assert_eq!(end(L::NODE_DISPATCH), size_of::<abi::NodeDispatch>());
     assert_eq!(L::RECORD_REF[2].1 as usize, offset_of!(abi::RecordRef, remaining_recursion));
     assert_eq!(end(L::RECORD_REF), size_of::<abi::RecordRef>());
-    let c = L::GRAPH_CONTEXT;
-    let offs = [
-        offset_of!(abi::GraphContext, out_payload_base),
-        offset_of!(abi::GraphContext, out_payload_capacity),
-        offset_of!(abi::GraphContext, out_payload_top),
-        offset_of!(abi::GraphContext, entries),
-        offset_of!(abi::GraphContext, entry_capacity),
-        offset_of!(abi::GraphContext, entry_count),
-        offset_of!(abi::GraphContext, node_counts),
-        offset_of!(abi::GraphContext, links),
-        offset_of!(abi::GraphContext, nodes),
-        offset_of!(abi::GraphContext, sink),
-        offset_of!(abi::GraphContext, status),
-        offset_of!(abi::GraphContext, node_count),
-        offset_of!(abi::GraphContext, advance_groups),
-        offset_of!(abi::GraphContext, advance_groups) + 4,
-        offset_of!(abi::GraphContext, advance_groups) + 8,
-        offset_of!(abi::GraphContext, _reserved),
-    ];
-    assert_eq!(c.iter().map(|x| x.1 as usize).collect::<Vec<_>>(), offs);
-    assert_eq!(end(c), size_of::<abi::GraphContext>());
+    assert_eq!(
+        offsets(L::INDEX_SLOT),
+        [
+            offset_of!(abi::IndexSlot, tag),
+            offset_of!(abi::IndexSlot, node),
+            offset_of!(abi::IndexSlot, rank),
+            offset_of!(abi::IndexSlot, offset),
+            offset_of!(abi::IndexSlot, workgroup_start),
+            offset_of!(abi::IndexSlot, remaining_recursion),
+        ]
+    );
+    assert_eq!(end(L::INDEX_SLOT), size_of::<abi::IndexSlot>());
+    use abi::GraphContext as G;
+    let pair = |o: usize, size: usize| [o, o + size];
+    let mut want: Vec<usize> = vec![];
+    want.extend(pair(offset_of!(G, ring), 8));
+    want.extend(pair(offset_of!(G, ring_top), 4));
+    want.extend([offset_of!(G, ring_capacity), offset_of!(G, node_count)]);
+    want.extend(pair(offset_of!(G, counts), 8));
+    want.extend(pair(offset_of!(G, dispatches), 8));
+    want.extend([
+        offset_of!(G, schedules),
+        offset_of!(G, links),
+        offset_of!(G, nodes),
+        offset_of!(G, sink),
+        offset_of!(G, index),
+        offset_of!(G, index_mask),
+        offset_of!(G, status),
+    ]);
+    want.extend(pair(offset_of!(G, done), 4));
+    want.extend(pair(offset_of!(G, launched), 4));
+    want.extend([offset_of!(G, level_status), offset_of!(G, tag), offset_of!(G, _reserved)]);
+    assert_eq!(offsets(L::GRAPH_CONTEXT), want);
+    assert_eq!(end(L::GRAPH_CONTEXT), size_of::<G>());
     assert_eq!(end(L::OUTPUT_LINK), size_of::<abi::OutputLink>());
     assert_eq!(end(L::NODE_INFO), size_of::<abi::NodeInfo>());
-    assert_eq!(L::OUTPUT_ENTRY[4].1 as usize, offset_of!(abi::OutputEntry, remaining_recursion));
-    assert_eq!(end(L::OUTPUT_ENTRY), size_of::<abi::OutputEntry>());
+    assert_eq!(L::NODE_SCHEDULE[7].1 as usize, offset_of!(abi::NodeSchedule, share_base));
+    assert_eq!(end(L::NODE_SCHEDULE), size_of::<abi::NodeSchedule>());
     assert_eq!(end(L::ALLOC_HEADER), size_of::<abi::AllocHeader>());
 }

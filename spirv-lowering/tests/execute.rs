@@ -9,7 +9,10 @@ mod common;
 mod gpu;
 
 use gpu::{at, Gpu};
-use spirv_lowering::abi::{ALLOC_FLAG_WORKGROUP, NO_NODE, STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW};
+use spirv_lowering::abi::{
+    ALLOC_FLAG_WORKGROUP, NO_NODE, RECORDS_INDEXED, RECORDS_LISTED, SCHEDULE_BATCHED, STATUS_INVALID_NODE,
+    STATUS_PAYLOAD_OVERFLOW,
+};
 use spirv_lowering::{lower, LowerOptions};
 
 fn device() -> Option<Gpu> {
@@ -24,6 +27,9 @@ fn device() -> Option<Gpu> {
     }
 }
 
+/// (schedule mode, records per workgroup, input stride, grid (offset, bytes, components)).
+type Schedule = (u32, u32, u32, (u32, u32, u32));
+
 struct Setup {
     /// (payload bytes, workgroup_start, remaining recursion)
     records: Vec<(Vec<u8>, u32, u32)>,
@@ -34,7 +40,10 @@ struct Setup {
     /// node slots per output link
     links: Vec<Vec<u32>>,
     ring_capacity: u32,
-    entry_capacity: u32,
+    /// Per slot: (schedule mode, records per workgroup, input stride, grid
+    /// (offset, bytes, components)); slots without one are batched, one
+    /// record a workgroup, stride 16.
+    schedules: Vec<Schedule>,
     /// Place payloads contiguously at this stride (nodes that walk records with
     /// OpPtrAccessChain need it); default: scattered in reverse, 64 bytes apart.
     contiguous: Option<usize>,
@@ -49,14 +58,19 @@ impl Setup {
             nodes: vec![(0, 0)],
             links: vec![],
             ring_capacity: 1 << 16,
-            entry_capacity: 64,
+            schedules: vec![],
             contiguous: None,
         }
     }
 }
 
-/// Writes the ABI state; payloads are scattered in reverse order 64 bytes apart
-/// so that nothing can rely on records being contiguous.
+/// Tag of the records a level reads in these tests (published records get `TAG + 1`).
+const TAG: u32 = 2;
+
+/// Writes the ABI state (version 3) for one kernel run at level 0 with
+/// listed records; payloads are scattered in reverse order 64 bytes apart so
+/// that nothing can rely on records being contiguous. `launched` is left at
+/// u32::MAX so no workgroup becomes the level's finisher.
 fn setup(g: &mut Gpu, s: &Setup) {
     g.bytes().fill(0);
     let n = s.records.len();
@@ -72,16 +86,28 @@ fn setup(g: &mut Gpu, s: &Setup) {
         g.put32(r + 8, *start);
         g.put32(r + 12, *rem);
     }
-    g.put32(at::DISPATCH + 12, s.workgroup_count);
-    g.put32(at::DISPATCH + 16, n as u32);
-    g.put32(at::DISPATCH + 20, s.node_slot);
+    // The harness pushes this dispatch whatever the node's slot.
+    let d = at::DISPATCH;
+    g.put32(d + 12, s.workgroup_count);
+    g.put32(d + 16, n as u32);
+    g.put32(d + 20, s.node_slot);
+    g.put32(d + 24, RECORDS_LISTED);
+    g.put32(d + 28, s.node_slot);
     let a = g.addr(at::RECORDS);
-    g.put64(at::DISPATCH + 24, a);
+    g.put64(d + 32, a);
     for (i, (first, maxr)) in s.nodes.iter().enumerate() {
         let o = at::NODES + 16 * i;
         g.put32(o, *first);
         g.put32(o + 4, *maxr);
         g.put32(o + 8, i as u32);
+    }
+    for i in 0..s.nodes.len() {
+        let (mode, per, stride, (goff, gbytes, gcomps)) =
+            s.schedules.get(i).copied().unwrap_or((SCHEDULE_BATCHED, 1, 16, (0, 4, 0)));
+        let o = at::SCHEDULES + 40 * i;
+        for (k, v) in [mode, per, 1, goff, gbytes, gcomps, stride, 0, 0, 0].iter().enumerate() {
+            g.put32(o + 4 * k, *v);
+        }
     }
     for (k, slots) in s.links.iter().enumerate() {
         let o = at::LINKS + 16 * k;
@@ -93,50 +119,61 @@ fn setup(g: &mut Gpu, s: &Setup) {
         }
     }
     let c = at::CTX;
-    let a = g.addr(at::RING);
-    g.put64(c, a);
-    g.put32(c + 8, s.ring_capacity);
-    let a = g.addr(at::ENTRIES);
-    g.put64(c + 16, a);
-    g.put32(c + 24, s.entry_capacity);
-    let a = g.addr(at::NODE_COUNTS);
-    g.put64(c + 32, a);
-    let a = g.addr(at::LINKS);
-    g.put64(c + 40, a);
-    let a = g.addr(at::NODES);
-    g.put64(c + 48, a);
-    let a = g.addr(at::SINK);
-    g.put64(c + 56, a);
-    g.put32(c + 68, s.nodes.len() as u32);
+    let ring = g.addr(at::RING);
+    g.put64(c, ring);
+    g.put64(c + 8, ring + u64::from(s.ring_capacity));
+    g.put32(c + 24, s.ring_capacity);
+    g.put32(c + 28, s.nodes.len() as u32);
+    for (k, off) in
+        [at::COUNTS, at::COUNTS1, at::DISPATCH, at::DISPATCH1, at::SCHEDULES, at::LINKS, at::NODES, at::SINK, at::INDEX]
+            .iter()
+            .enumerate()
+    {
+        let a = g.addr(*off);
+        g.put64(c + 32 + 8 * k, a);
+    }
+    g.put32(c + 104, at::INDEX_SLOTS as u32 - 1);
+    g.put32(c + 120, u32::MAX); // launched: never the finisher
+    let a = g.addr(at::LEVEL_STATUS);
+    g.put64(c + 128, a);
+    g.put32(c + 136, TAG);
 }
 
+/// A record the kernel published in the record index.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Entry {
-    payload: u64,
-    slot: u32,
+struct Published {
+    node: u32,
     rank: u32,
-    count: u32,
+    payload: u64,
+    workgroup_start: u32,
     remaining: u32,
 }
 
-fn entries(g: &Gpu) -> Vec<Entry> {
-    let n = g.get32(at::CTX + 28).min(g.get32(at::CTX + 24));
-    (0..n as usize)
-        .map(|e| {
-            let o = at::ENTRIES + 24 * e;
-            Entry {
-                payload: g.get64(o),
-                slot: g.get32(o + 8),
-                rank: g.get32(o + 12),
-                count: g.get32(o + 16),
-                remaining: g.get32(o + 20),
-            }
+/// Every record published under `TAG + 1`, by (node, rank).
+fn published(g: &Gpu) -> Vec<Published> {
+    let ring = g.get64(at::CTX);
+    let mut out: Vec<Published> = (0..at::INDEX_SLOTS)
+        .map(|k| at::INDEX + 24 * k)
+        .filter(|&o| g.get32(o) == TAG + 1)
+        .map(|o| Published {
+            node: g.get32(o + 4),
+            rank: g.get32(o + 8),
+            payload: ring + u64::from(g.get32(o + 12)),
+            workgroup_start: g.get32(o + 16),
+            remaining: g.get32(o + 20),
         })
-        .collect()
+        .collect();
+    out.sort();
+    out
+}
+
+/// Records counted for `node` at level 0 (low word of its counter).
+fn counted(g: &Gpu, node: usize) -> u32 {
+    g.get32(at::COUNTS + 8 * node)
 }
 
 fn status(g: &Gpu) -> u32 {
-    g.get32(at::CTX + 64)
+    g.get32(at::CTX + 108)
 }
 
 fn lowered(file: &str, entry: &str, push_offset: u32, pack: u32) -> Vec<u32> {
@@ -169,13 +206,15 @@ fn first_node_setup(ring: u32, slots: Vec<u32>) -> Setup {
         nodes: vec![(0, 0), (1, 4)],
         links: vec![slots],
         ring_capacity: ring,
-        entry_capacity: 64,
+        // secondNode reads 8-byte records.
+        schedules: vec![(SCHEDULE_BATCHED, 1, 16, (0, 4, 0)), (SCHEDULE_BATCHED, 1, 8, (0, 4, 0))],
         contiguous: None,
     }
 }
 
 /// firstNode: dynamic-grid broadcast, two records' grids in one dispatch split
-/// over x and y, Workgroup-visibility allocation of 2 records, enqueue.
+/// over x and y, Workgroup-visibility allocation of 2 records, enqueue: every
+/// record numbered for its target and published in the record index.
 #[test]
 fn dynamic_broadcast_allocates_and_enqueues() {
     let Some(mut g) = device() else { return };
@@ -183,36 +222,75 @@ fn dynamic_broadcast_allocates_and_enqueues() {
     setup(&mut g, &first_node_setup(1 << 16, vec![1]));
     g.run(&words, "firstNode", 0, [2, 3, 1]); // 6 workgroups, 5 valid: L >= 5 returns
     assert_eq!(status(&g), 0, "status");
-    let es = entries(&g);
-    assert_eq!(es.len(), 5, "{es:?}");
-    assert_eq!(g.get32(at::NODE_COUNTS + 4), 10);
-    let mut ranks: Vec<u32> = es.iter().map(|e| e.rank).collect();
-    ranks.sort();
-    assert_eq!(ranks, vec![0, 2, 4, 6, 8]);
+    let ps = published(&g);
+    assert_eq!(ps.iter().map(|p| p.rank).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>(), "{ps:?}");
+    assert_eq!(counted(&g, 1), 10);
     let mut got = vec![];
-    for e in &es {
-        assert_eq!((e.slot, e.count, e.remaining), (1, 2, 4), "{e:?}");
-        let p = g.off(e.payload);
-        // AllocHeader just before the records.
-        assert_eq!([g.get32(p - 16), g.get32(p - 12), g.get32(p - 4)], [1, 2, ALLOC_FLAG_WORKGROUP]);
-        got.push([g.get32(p), g.get32(p + 4), g.get32(p + 8), g.get32(p + 12)]);
+    for p in &ps {
+        assert_eq!((p.node, p.remaining), (1, 4), "{p:?}");
+        let o = g.off(p.payload);
+        got.push([g.get32(o), g.get32(o + 4)]);
+    }
+    // Records of one allocation are adjacent, after its AllocHeader.
+    for pair in ps.chunks(2) {
+        let o = g.off(pair[0].payload);
+        if pair[1].payload == pair[0].payload + 8 {
+            assert_eq!([g.get32(o - 16), g.get32(o - 12), g.get32(o - 4)], [1, 2, ALLOC_FLAG_WORKGROUP]);
+        }
     }
     got.sort();
     // Record r, workgroup w of its grid, thread t: (recordIndex, (w*2+t)*2 + t + 1).
     let mut want = vec![];
     for (ri, grid) in [(7u32, 3u32), (9, 2)] {
         for w in 0..grid {
-            want.push([ri, (w * 2) * 2 + 1, ri, (w * 2 + 1) * 2 + 2]);
+            want.push([ri, (w * 2) * 2 + 1]);
+            want.push([ri, (w * 2 + 1) * 2 + 2]);
         }
     }
     want.sort();
     assert_eq!(got, want);
-    assert_eq!(g.get32(at::CTX + 12), 5 * 32, "ring top");
-    // Entry 0 starts the first group of the meta pass after the level.
-    assert_eq!(g.get32(at::CTX + 72), 1, "advance_groups.x");
+    assert_eq!(g.get32(at::CTX + 16), 5 * 32, "ring top");
 }
 
-/// The ring overflows after two allocations: status bit, sink, no entries for the rest.
+/// Two levels with no pass between them: firstNode's last workgroup (the
+/// finisher) sets up level 1 from the counters; secondNode then finds its
+/// records in the record index, and its own finisher sets up level 2.
+#[test]
+fn the_last_workgroup_sets_up_the_next_level() {
+    let Some(mut g) = device() else { return };
+    let first = lowered("01_hello_chain.spv", "firstNode", 0, 1);
+    let second = lowered("01_hello_chain.spv", "secondNode", 0, 8);
+    let mut s = first_node_setup(1 << 16, vec![1]);
+    s.nodes = vec![(0, 0), (1, 0), (2, 0)];
+    s.links = vec![vec![1], vec![2]];
+    s.schedules = vec![
+        (SCHEDULE_BATCHED, 1, 8, (0, 4, 0)),
+        (SCHEDULE_BATCHED, 8, 8, (0, 4, 0)),
+        (SCHEDULE_BATCHED, 32, 4, (0, 4, 0)),
+    ];
+    setup(&mut g, &s);
+    g.put32(at::CTX + 120, 6); // launched at level 0: the 2 x 3 grid below
+    g.run(&first, "firstNode", 0, [2, 3, 1]);
+    assert_eq!(status(&g), 0);
+    assert_eq!(g.get32(at::CTX + 136), TAG + 1, "tag advanced");
+    assert_eq!((g.get32(at::CTX + 124), g.get32(at::CTX + 116)), (2, 0), "launched and done at level 1");
+    let d1 = at::DISPATCH1 + 48;
+    let words: Vec<u32> = (0..8).map(|k| g.get32(d1 + 4 * k)).collect();
+    assert_eq!(words, vec![2, 1, 1, 2, 10, 1, RECORDS_INDEXED, 1], "node 1 at level 1: 8 records a workgroup");
+    assert_eq!(g.get64(d1 + 40), g.get64(at::CTX), "input base: ring half 0");
+    assert_eq!(g.get64(at::COUNTS1 + 8), 0, "level 1 counts from zero");
+    // Level 1: secondNode adds each record's increment to UAV[recordIndex].
+    g.run_at(&second, "secondNode", 0, [2, 1, 1], d1, 1);
+    assert_eq!(status(&g), 0);
+    let sum = |grid: u32| (0..grid * 2).map(|t| t * 2 + t % 2 + 1).sum::<u32>();
+    assert_eq!((g.get32(at::UAV + 4 * 7), g.get32(at::UAV + 4 * 9)), (sum(3), sum(2)));
+    assert_eq!(g.get32(at::CTX + 136), TAG + 2, "tag advanced again");
+    let d2 = at::DISPATCH + 48 * 2;
+    assert_eq!((g.get32(d2 + 16), g.get32(d2 + 12), g.get32(d2 + 24)), (10, 1, RECORDS_INDEXED), "node 2 at level 2");
+    assert_eq!(g.get32(at::CTX + 120), 1, "launched at level 2");
+}
+
+/// The ring overflows after two allocations: status bit, sink, nothing published for the rest.
 #[test]
 fn allocation_overflow_goes_to_sink() {
     let Some(mut g) = device() else { return };
@@ -220,8 +298,8 @@ fn allocation_overflow_goes_to_sink() {
     setup(&mut g, &first_node_setup(64, vec![1]));
     g.run(&words, "firstNode", 0, [5, 1, 1]);
     assert_eq!(status(&g) & STATUS_PAYLOAD_OVERFLOW, STATUS_PAYLOAD_OVERFLOW);
-    assert_eq!(entries(&g).len(), 2);
-    assert_eq!(g.get32(at::NODE_COUNTS + 4), 4);
+    assert_eq!(published(&g).len(), 4);
+    assert_eq!(counted(&g, 1), 4);
     assert_eq!(g.get32(at::SINK), NO_NODE, "failed allocations' header slot");
 }
 
@@ -233,9 +311,8 @@ fn invalid_node_index_is_dropped() {
     setup(&mut g, &first_node_setup(1 << 16, vec![NO_NODE]));
     g.run(&words, "firstNode", 0, [5, 1, 1]);
     assert_eq!(status(&g), STATUS_INVALID_NODE);
-    assert_eq!(entries(&g).len(), 0);
-    assert_eq!(g.get32(at::CTX + 12), 0, "nothing allocated in the ring");
-    assert_eq!(g.get32(at::CTX + 72), 0, "no entry: advance_groups.x untouched");
+    assert_eq!(published(&g).len(), 0);
+    assert_eq!(g.get32(at::CTX + 16), 0, "nothing allocated in the ring");
 }
 
 fn second_node(g: &mut Gpu, pack: u32) {
@@ -252,7 +329,7 @@ fn second_node(g: &mut Gpu, pack: u32) {
             nodes: vec![(0, 0), (1, 0), (2, 0)],
             links: vec![vec![], vec![2]],
             ring_capacity: 1 << 16,
-            entry_capacity: 64,
+            schedules: vec![],
             contiguous: None,
         },
     );
@@ -262,14 +339,14 @@ fn second_node(g: &mut Gpu, pack: u32) {
         let want: u32 = (0..n).filter(|i| i % 4 == k).map(|i| i + 1).sum();
         assert_eq!(g.get32(at::UAV + 4 * k as usize), want, "UAV[{k}] (pack {pack})");
     }
-    let es = entries(g);
+    let es = published(g);
     assert_eq!(es.len(), n as usize);
     let mut eri: Vec<u32> = es.iter().map(|e| g.get32(g.off(e.payload))).collect();
     eri.sort();
     let mut want: Vec<u32> = (0..n).map(|i| i % 4).collect();
     want.sort();
     assert_eq!(eri, want);
-    assert_eq!(g.get32(at::NODE_COUNTS + 8), n);
+    assert_eq!(counted(g, 2), n);
 }
 
 /// secondNode: thread launch, one record per workgroup and packed 8 per workgroup.
@@ -328,15 +405,15 @@ fn recursion_levels() {
     setup(&mut g, &base);
     g.run(&words, "recurse", 0, [1, 1, 1]);
     assert_eq!(g.get32(at::UAV + 12), 16 + 2);
-    let es = entries(&g);
+    let es = published(&g);
     assert_eq!(es.len(), 1);
-    assert_eq!((es[0].slot, es[0].count, es[0].remaining), (0, 1, 1));
+    assert_eq!((es[0].node, es[0].rank, es[0].remaining), (0, 0, 1));
     let p = g.off(es[0].payload);
     assert_eq!((g.get32(p), g.get32(p + 4)), (4, 2));
     setup(&mut g, &Setup { records: vec![(u32s(&[3, 1]), 0, 0)], ..base });
     g.run(&words, "recurse", 0, [1, 1, 1]);
     assert_eq!(g.get32(at::UAV + 12), 16);
-    assert_eq!(entries(&g).len(), 0);
+    assert_eq!(published(&g).len(), 0);
     assert_eq!(status(&g), 0);
 }
 
@@ -350,7 +427,7 @@ fn finish_writing_two_levels() {
     setup(&mut g, &Setup { nodes: vec![(0, 0), (1, 0)], links: vec![vec![1]], ..Setup::new(vec![(vec![], 0, 0)], 1) });
     g.bytes()[at::RING..at::RING + 4096].fill(0xAB); // garbage the kernel must overwrite
     g.run(&spawner, "spawner", 0, [1, 1, 1]);
-    let es = entries(&g);
+    let es = published(&g);
     assert_eq!(es.len(), 1);
     let p = g.off(es[0].payload);
     assert_eq!(g.get32(p), 8, "grid");
@@ -442,7 +519,7 @@ fn sparse_array_is_valid() {
     setup(&mut g, &Setup { nodes: vec![(0, 0); 8], links: vec![slots], ..Setup::new(records, 16) });
     g.run(&l.words, "sparseArray", 0, [16, 1, 1]);
     assert_eq!(status(&g), 0, "no invalid allocation happened");
-    let mut got: Vec<(u32, u32)> = entries(&g).iter().map(|e| (e.slot, g.get32(g.off(e.payload)))).collect();
+    let mut got: Vec<(u32, u32)> = published(&g).iter().map(|e| (e.node, g.get32(g.off(e.payload)))).collect();
     got.sort();
     let mut want: Vec<(u32, u32)> = (0..16u32).filter(|v| (v & 7) % 2 == 0).map(|v| ((v & 7) + 1, v)).collect();
     want.sort();
@@ -455,17 +532,22 @@ fn payload_pointers_through_functions() {
     let Some(mut g) = device() else { return };
     let w = common::read_spv(&common::crate_dir().join("tests/corpus/val-exempt/v25_payload_function_param.spv"));
     let l = lower(&w, &LowerOptions::new("funcParams")).unwrap();
+    let stride4 = (SCHEDULE_BATCHED, 1, 4, (0, 4, 0));
     setup(
         &mut g,
-        &Setup { nodes: vec![(0, 0), (1, 0)], links: vec![vec![1]], ..Setup::new(vec![(u32s(&[5, 3]), 0, 0)], 1) },
+        &Setup {
+            nodes: vec![(0, 0), (1, 0)],
+            links: vec![vec![1]],
+            schedules: vec![stride4, stride4],
+            ..Setup::new(vec![(u32s(&[5, 3]), 0, 0)], 1)
+        },
     );
     g.run(&l.words, "funcParams", 0, [1, 1, 1]);
-    let es = entries(&g);
-    assert_eq!(es.len(), 1);
-    assert_eq!(es[0].count, 4);
-    let p = g.off(es[0].payload);
-    let vals: Vec<u32> = (0..4).map(|i| g.get32(p + 4 * i)).collect();
+    let es = published(&g);
+    assert_eq!(es.iter().map(|e| (e.node, e.rank)).collect::<Vec<_>>(), vec![(1, 0), (1, 1), (1, 2), (1, 3)]);
+    let vals: Vec<u32> = es.iter().map(|e| g.get32(g.off(e.payload))).collect();
     assert_eq!(vals, vec![5, 8, 11, 14]);
+    assert_eq!(es[1].payload, es[0].payload + 4, "one allocation: adjacent records");
 }
 
 /// 34: handles as values (Function variables, copies, phis, a helper taking
@@ -482,12 +564,12 @@ fn handles_as_values() {
     );
     g.run(&words, "handles", 0, [1, 1, 1]);
     assert_eq!(status(&g), 0);
-    let es = entries(&g);
+    let es = published(&g);
     assert_eq!(es.len(), 8, "{es:?}");
     let mut got: Vec<(u32, u32)> = es
         .iter()
         .map(|e| {
-            assert_eq!((e.slot, e.count), (1, 1));
+            assert_eq!(e.node, 1);
             let p = g.off(e.payload);
             (g.get32(p), g.get32(p + 4))
         })
@@ -532,11 +614,11 @@ fn dynamic_broadcast_many_records() {
     setup(&mut g, &s);
     g.run(&words, "firstNode", 0, [5, 6, 1]);
     assert_eq!(status(&g), 0);
-    let mut got: Vec<[u32; 4]> = entries(&g)
+    let mut got: Vec<[u32; 2]> = published(&g)
         .iter()
         .map(|e| {
             let p = g.off(e.payload);
-            [g.get32(p), g.get32(p + 4), g.get32(p + 8), g.get32(p + 12)]
+            [g.get32(p), g.get32(p + 4)]
         })
         .collect();
     got.sort();
@@ -544,7 +626,8 @@ fn dynamic_broadcast_many_records() {
     for (i, gr) in grids.iter().enumerate() {
         for w in 0..*gr {
             let ri = 100 + i as u32;
-            want.push([ri, (w * 2) * 2 + 1, ri, (w * 2 + 1) * 2 + 2]);
+            want.push([ri, (w * 2) * 2 + 1]);
+            want.push([ri, (w * 2 + 1) * 2 + 2]);
         }
     }
     want.sort();
@@ -608,19 +691,17 @@ fn per_thread_allocations() {
         &Setup {
             nodes: vec![(0, 0), (1, 0)],
             links: vec![vec![1]],
-            entry_capacity: 256,
+            schedules: vec![(SCHEDULE_BATCHED, 1, 8, (0, 4, 0)); 2],
             ..Setup::new(vec![(u32s(&[1]), 0, 0)], 2)
         },
     );
     g.run(&words, "threadRecords", 0, [2, 1, 1]);
     assert_eq!(status(&g), 0);
     let mut got = vec![];
-    for e in entries(&g) {
-        assert_eq!(e.slot, 1);
+    for e in published(&g) {
+        assert_eq!(e.node, 1);
         let p = g.off(e.payload);
-        for i in 0..e.count as usize {
-            got.push((g.get32(p + 8 * i), g.get32(p + 8 * i + 4)));
-        }
+        got.push((g.get32(p), g.get32(p + 4)));
     }
     got.sort();
     let mut want = vec![];
@@ -630,8 +711,7 @@ fn per_thread_allocations() {
         }
     }
     assert_eq!(got, want);
-    assert_eq!(g.get32(at::NODE_COUNTS + 4), want.len() as u32);
-    assert_eq!(entries(&g).len(), (0..64u32).filter(|d| (d + 1) & 3 != 0).count());
+    assert_eq!(counted(&g, 1), want.len() as u32);
 }
 
 /// 14: Workgroup-visibility allocation on a node array with base index 2; an
@@ -641,19 +721,22 @@ fn node_array_with_base_index() {
     let Some(mut g) = device() else { return };
     let words = lowered("14_output_group_records_array.spv", "groupRecords", 0, 1);
     let slots = vec![NO_NODE, NO_NODE, 10, 11, 12, 13];
-    let s = Setup { nodes: vec![(0, 0); 14], links: vec![slots], ..Setup::new(vec![(u32s(&[5, 1]), 0, 0)], 1) };
+    let s = Setup {
+        nodes: vec![(0, 0); 14],
+        links: vec![slots],
+        schedules: vec![(SCHEDULE_BATCHED, 1, 4, (0, 4, 0)); 14],
+        ..Setup::new(vec![(u32s(&[5, 1]), 0, 0)], 1)
+    };
     setup(&mut g, &s);
     g.run(&words, "groupRecords", 0, [1, 1, 1]);
     assert_eq!(status(&g), 0);
-    let es = entries(&g);
-    assert_eq!(es.len(), 1);
-    assert_eq!((es[0].slot, es[0].count), (11, 5));
-    let p = g.off(es[0].payload);
-    assert_eq!((0..5).map(|i| g.get32(p + 4 * i)).collect::<Vec<_>>(), vec![1, 11, 21, 31, 41]);
+    let es = published(&g);
+    assert_eq!(es.iter().map(|e| (e.node, e.rank)).collect::<Vec<_>>(), (0..5).map(|r| (11, r)).collect::<Vec<_>>());
+    assert_eq!(es.iter().map(|e| g.get32(g.off(e.payload))).collect::<Vec<_>>(), vec![1, 11, 21, 31, 41]);
     setup(&mut g, &Setup { records: vec![(u32s(&[5, 7]), 0, 0)], ..s });
     g.run(&words, "groupRecords", 0, [1, 1, 1]);
     assert_eq!(status(&g), STATUS_INVALID_NODE);
-    assert_eq!(entries(&g).len(), 0);
+    assert_eq!(published(&g).len(), 0);
 }
 
 /// 18: empty payloads: only counts travel (Invocation and Workgroup visibility).
@@ -661,15 +744,17 @@ fn node_array_with_base_index() {
 fn empty_outputs_count_only() {
     let Some(mut g) = device() else { return };
     let words = lowered("18_output_empty.spv", "emptyOutputs", 0, 1);
-    let s =
-        Setup { nodes: vec![(0, 0); 9], links: vec![vec![5], vec![6, 7, 8]], ..Setup::new(vec![(vec![], 0, 0)], 1) };
+    let s = Setup {
+        nodes: vec![(0, 0); 9],
+        links: vec![vec![5], vec![6, 7, 8]],
+        schedules: vec![(SCHEDULE_BATCHED, 1, 4, (0, 4, 0)); 9],
+        ..Setup::new(vec![(vec![], 0, 0)], 1)
+    };
     setup(&mut g, &s);
     g.run(&words, "emptyOutputs", 0, [1, 1, 1]);
     assert_eq!(status(&g), 0);
-    let mut got: Vec<(u32, u32)> = entries(&g).iter().map(|e| (e.slot, e.count)).collect();
-    got.sort();
-    let mut want = vec![(5, 1); 8];
-    want.push((8, 4));
+    let got: Vec<(u32, u32)> = published(&g).iter().map(|e| (e.node, e.rank)).collect();
+    let want: Vec<(u32, u32)> = (0..8).map(|r| (5, r)).chain((0..4).map(|r| (8, r))).collect();
     assert_eq!(got, want);
-    assert_eq!((g.get32(at::NODE_COUNTS + 20), g.get32(at::NODE_COUNTS + 32)), (8, 4));
+    assert_eq!((counted(&g, 5), counted(&g, 8)), (8, 4));
 }

@@ -134,7 +134,7 @@ fn push_block_does_not_fit() {
     o.push_offset = 120;
     assert_eq!(
         lower(&w, &o),
-        Err(LowerError::PushBlockDoesNotFit { entry: name.clone(), offset: 120, size: 16, max: 128 })
+        Err(LowerError::PushBlockDoesNotFit { entry: name.clone(), offset: 120, size: 24, max: 128 })
     );
     o.push_offset = u32::MAX - 7;
     o.max_push_constants_size = u32::MAX;

@@ -13,9 +13,9 @@
 //!
 //! Scratch: queried with `vkGetExecutionGraphPipelineScratchSizeAMDX` and
 //! sized between `minSize` and `maxSize` to hold the work, by the layout
-//! documented in `layer/src/graph/scratch.rs` (128-byte units; one unit per
-//! single allocation of up to 16 payload bytes in flight, two record
-//! references per unit).
+//! documented in `layer/src/graph/scratch.rs` (120-byte units; one unit per
+//! single allocation of up to 16 payload bytes in flight, and per record a
+//! level holds).
 
 use std::time::Instant;
 
@@ -36,10 +36,13 @@ const BIG_GROUPS: u32 = 4_000_037;
 /// The advertised per-node limit, 2^24 - 1 workgroups.
 const LIMIT_GROUPS: u32 = 16_777_215;
 
+/// Bytes of one unit of the layer's scratch layout.
+const UNIT: u64 = 120;
+
 /// A scratch size in `[min, max]` (a multiple of the granularity above
-/// `min`) with room for `units` 128-byte units past `min`.
+/// `min`) with room for `units` units past `min`.
 fn scratch_size((min, max, granularity): (u64, u64, u64), units: u64) -> u64 {
-    let want = min + (units * 128).div_ceil(granularity) * granularity;
+    let want = min + (units * UNIT).div_ceil(granularity) * granularity;
     assert!(want <= max, "the work needs {want} bytes of scratch; maxSize is {max}");
     assert!(want >= min);
     want
@@ -49,7 +52,7 @@ fn scratch_size((min, max, granularity): (u64, u64, u64), units: u64) -> u64 {
 #[derive(Clone, Copy)]
 enum Scratch {
     /// Room for the 65,536 allocations of 4 records (16 payload bytes: one
-    /// unit of ring each) and 262,144 record references (two per unit).
+    /// unit of ring each) and the 262,144 records (one unit each).
     Holds,
     /// `minSize`: the level does not fit.
     Min,
@@ -72,7 +75,7 @@ fn run_spray(consumer: &str, base: u32, words: usize, scratch: Scratch) -> (Vec<
         let graph = TestGraph::from_modules(&dev, &[(SIZE, &stages)], &[&out], 0).expect("graph");
         let sizes = graph.scratch_sizes().expect("sizes");
         let size = match scratch {
-            Scratch::Holds => scratch_size(sizes, u64::from(SPRAY_RECORDS) / 2),
+            Scratch::Holds => scratch_size(sizes, u64::from(SPRAY_RECORDS)),
             Scratch::Min => sizes.0,
         };
         eprintln!("scratch sizes (min, max, granularity) {sizes:?}, using {size}");

@@ -4,7 +4,8 @@
 //! equivalent individual structure, which the spec forbids).
 //!
 //! Required (the extension is only advertised where they exist):
-//! `bufferDeviceAddress`, `shaderInt64`, `scalarBlockLayout`. Optional, when the device has them
+//! `bufferDeviceAddress`, `shaderInt64`, `scalarBlockLayout`,
+//! `shaderBufferInt64Atomics`. Optional, when the device has them
 //! (see [`OptionalFeatures`]): `storageBuffer16BitAccess`,
 //! `storageBuffer8BitAccess`, `maintenance4`, `vulkanMemoryModel` with
 //! `vulkanMemoryModelDeviceScope`.
@@ -28,6 +29,7 @@ pub(super) fn enable_layer_features(
     if let Some(v12) = chain.get_mut::<vk::PhysicalDeviceVulkan12Features>() {
         v12.buffer_device_address = vk::TRUE;
         v12.scalar_block_layout = vk::TRUE;
+        v12.shader_buffer_int64_atomics = vk::TRUE;
         if optional.storage_buffer_8bit_access {
             v12.storage_buffer8_bit_access = vk::TRUE;
         }
@@ -43,6 +45,12 @@ pub(super) fn enable_layer_features(
         match chain.get_mut::<vk::PhysicalDeviceScalarBlockLayoutFeatures>() {
             Some(sbl) => sbl.scalar_block_layout = vk::TRUE,
             None => chain.push(vk::PhysicalDeviceScalarBlockLayoutFeatures::default().scalar_block_layout(true)),
+        }
+        match chain.get_mut::<vk::PhysicalDeviceShaderAtomicInt64Features>() {
+            Some(a) => a.shader_buffer_int64_atomics = vk::TRUE,
+            None => {
+                chain.push(vk::PhysicalDeviceShaderAtomicInt64Features::default().shader_buffer_int64_atomics(true))
+            }
         }
         if optional.storage_buffer_8bit_access {
             match chain.get_mut::<vk::PhysicalDevice8BitStorageFeatures>() {
@@ -152,6 +160,7 @@ mod tests {
             vec![
                 vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES,
+                vk::StructureType::PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
                 vk::StructureType::PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
@@ -181,6 +190,6 @@ mod tests {
         assert_eq!((got11.storage_buffer16_bit_access, got11.multiview), (vk::TRUE, vk::TRUE));
         let got_bda = chain.get::<vk::PhysicalDeviceBufferDeviceAddressFeatures>().unwrap();
         assert_eq!((got_bda.buffer_device_address, got_bda.buffer_device_address_capture_replay), (vk::TRUE, vk::TRUE));
-        assert_eq!(s_types(chain.link()).len(), 3, "only the scalar-layout structure appended");
+        assert_eq!(s_types(chain.link()).len(), 4, "only the scalar-layout and int64-atomic structures appended");
     }
 }

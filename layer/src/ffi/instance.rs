@@ -221,6 +221,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         facts.shader_int64 = features2.features.shader_int64 == vk::TRUE;
         facts.buffer_device_address = v12.buffer_device_address == vk::TRUE;
         facts.scalar_block_layout = v12.scalar_block_layout == vk::TRUE;
+        facts.shader_buffer_int64_atomics = v12.shader_buffer_int64_atomics == vk::TRUE;
         facts.driver_shader_enqueue = amdx_features.shader_enqueue == vk::TRUE;
         // The device's version as the application sees it is the lower of the
         // two: a Vulkan 1.3 feature such as maintenance4 may only be enabled

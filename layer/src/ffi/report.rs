@@ -22,11 +22,11 @@ pub(crate) const MESSAGE_ID: &str = "EMU-SE-execution-graph-status";
 /// What each `GraphContext.status` bit means (abi and meta-shader bits).
 const STATUS_BITS: [(u32, &str); 7] = [
     (1 << 0, "an output allocation did not fit the scratch payload ring (its records were dropped)"),
-    (1 << 1, "the enqueue list of a level overflowed (that level's later work was dropped)"),
+    (1 << 1, "the record index of a level was full (records were dropped; later levels did not run)"),
     (1 << 2, "a node allocated payloads for a node index that does not exist (dropped)"),
     (1 << 3, "a node enqueued to itself with no recursion levels left (dropped)"),
     (1 << 4, "an allocation asked for more payloads than NodeMaxPayloadsAMDX (dropped)"),
-    (1 << 5, "a level had more records than the scratch record list holds (later work was dropped)"),
+    (1 << 5, "the dispatch's inputs had more records than the scratch record list holds (later work was dropped)"),
     (1 << 6, "a dispatch info named a node out of range or one that is not an API entry (dropped)"),
 ];
 

@@ -6,7 +6,7 @@ use super::pipeline::GraphPipeline;
 use super::record::RecordError;
 use super::scratch::{record_words, DynamicLayout};
 use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
-use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN};
+use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN, RECORDS_LISTED};
 use std::collections::BTreeMap;
 
 /// Records for one entry node of a host dispatch, at the node's input stride.
@@ -22,6 +22,8 @@ pub(super) struct EntryLevel {
     pub payloads: Vec<u8>,
     pub records: Vec<u32>,
     pub dispatches: BTreeMap<usize, NodeDispatch>,
+    /// Workgroups the level's dispatches launch (x * y * z summed).
+    pub launched: u32,
 }
 
 pub(super) fn entry_level(
@@ -34,8 +36,9 @@ pub(super) fn entry_level(
     for input in inputs {
         by_slot.entry(input.slot).or_default().push(input);
     }
-    let mut level = EntryLevel { payloads: Vec::new(), records: Vec::new(), dispatches: BTreeMap::new() };
-    let payload_base = base + dynamic.halves[0];
+    let mut level = EntryLevel { payloads: Vec::new(), records: Vec::new(), dispatches: BTreeMap::new(), launched: 0 };
+    // Level 0 allocates in ring half 0 (parity 0): its inputs live in half 1.
+    let payload_base = base + dynamic.halves[1];
     let records_base = base + dynamic.records;
     let mut record_count = 0u64;
     for (&slot, inputs) in &by_slot {
@@ -75,12 +78,17 @@ pub(super) fn entry_level(
                 _ => u64::from(count.div_ceil(schedule.records_per_workgroup.max(1))),
             }
             .min(u64::from(u32::MAX)) as u32;
+            let indirect = meta_shaders::split_groups(groups);
+            level.launched = level.launched.saturating_add(indirect[0].saturating_mul(indirect[1]));
             let dispatch = NodeDispatch {
-                indirect: meta_shaders::split_groups(groups),
+                indirect,
                 workgroup_count: groups,
                 record_count: count,
                 node_slot: n as u32,
+                mode: RECORDS_LISTED,
+                key_node: slot as u32,
                 records,
+                input_base: 0,
             };
             level.dispatches.insert(n, dispatch);
         }

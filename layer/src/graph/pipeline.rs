@@ -77,7 +77,6 @@ pub struct GraphPipeline {
 pub struct MetaPipelines {
     pub layout: vk::PipelineLayout,
     pub plan: vk::Pipeline,
-    pub advance: vk::Pipeline,
     pub gridscan: vk::Pipeline,
     pub entry_rank: vk::Pipeline,
     pub entry_records: vk::Pipeline,
@@ -190,7 +189,7 @@ fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(
         None => ranges.push(vk::PushConstantRange {
             stage_flags: vk::ShaderStageFlags::COMPUTE,
             offset: push_offset,
-            size: 16,
+            size: std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32,
         }),
     }
     let create = vk::PipelineLayoutCreateInfo::default().set_layouts(&info.set_layouts).push_constant_ranges(&ranges);
@@ -354,7 +353,6 @@ impl MetaPipelines {
         let mut made = MetaPipelines {
             layout,
             plan: vk::Pipeline::null(),
-            advance: vk::Pipeline::null(),
             gridscan: vk::Pipeline::null(),
             entry_rank: vk::Pipeline::null(),
             entry_records: vk::Pipeline::null(),
@@ -362,7 +360,6 @@ impl MetaPipelines {
         let cache = vk::PipelineCache::null();
         let result = (|| {
             made.plan = compute_pipeline(device, cache, &meta_shaders::PLAN, c"main", layout, None)?;
-            made.advance = compute_pipeline(device, cache, &meta_shaders::ADVANCE, c"main", layout, None)?;
             made.gridscan = compute_pipeline(device, cache, &meta_shaders::GRIDSCAN, c"main", layout, None)?;
             made.entry_rank = compute_pipeline(device, cache, &meta_shaders::ENTRY_RANK, c"main", layout, None)?;
             made.entry_records = compute_pipeline(device, cache, &meta_shaders::ENTRY_RECORDS, c"main", layout, None)?;
@@ -381,7 +378,7 @@ impl MetaPipelines {
         let fp = device.dispatch.fp.fp_v1_0();
         // SAFETY: the layer's own objects (null handles are ignored).
         unsafe {
-            for p in [self.plan, self.advance, self.gridscan, self.entry_rank, self.entry_records] {
+            for p in [self.plan, self.gridscan, self.entry_rank, self.entry_records] {
                 (fp.destroy_pipeline)(device.handle(), p, std::ptr::null());
             }
             (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());

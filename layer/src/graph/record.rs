@@ -3,24 +3,24 @@
 //! dispatch or buffer update a capture tool can step through:
 //!
 //! 1. transfer: the graph context, level 0's records and payloads (host
-//!    dispatch: known on the host) and cleared counters;
+//!    dispatch: known on the host; indirect dispatches: the entry meta
+//!    passes build them) and cleared counters;
 //! 2. per level: each node that can have records at that level, as an
-//!    indirect dispatch whose arguments the previous level's meta passes
-//!    wrote; then `advance` (record slices and lists, arguments, the next
-//!    level's resets; sized by the level's enqueues) and, when a
-//!    dynamic-grid node follows, `gridscan`, each behind a barrier;
-//! 3. the application's compute state (pipeline, descriptor sets, push
-//!    descriptors, push constants) is bound again.
+//!    indirect dispatch whose arguments the previous level's last workgroup
+//!    wrote (see `spirv_lowering::abi`), then one barrier;
+//! 3. the status words copied for the host, and the application's compute
+//!    state (pipeline, descriptor sets, push descriptors, push constants)
+//!    bound again.
 
 use super::commands::{restore_compute_state, Recorder};
 use super::entry::{entry_level, EntryLevel};
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
-use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, STATUS_WORDS};
+use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, FIRST_TAG, STATUS_WORDS};
 use crate::state::command_buffer::CommandBufferState;
 use crate::state::DeviceState;
 use ash::vk;
-use meta_shaders::{AdvancePush, EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
+use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
 use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush};
 use std::collections::BTreeSet;
 
@@ -59,21 +59,25 @@ fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLa
         .ok_or(RecordError::ScratchTooSmall { size: target.size, min: graph.fixed.sizes().0 })
 }
 
-/// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables.
+/// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables, an
+/// empty record index and its first tag.
 pub fn initialize(
     device: &DeviceState,
     cb: vk::CommandBuffer,
     graph: &GraphPipeline,
     target: ScratchTarget,
 ) -> Result<(), RecordError> {
-    layout_for(graph, &target)?;
+    let dynamic = layout_for(graph, &target)?;
     let r = Recorder { device, cb, target, profile: None };
     r.label(
         || format!("initialize scratch for graph {:?}", graph.handle),
         || {
             r.before_transfer();
             let tables = graph.fixed.static_tables(&graph.graph, &graph.schedules, target.address);
-            r.update(graph.fixed.dispatches, &tables);
+            r.update(graph.fixed.schedules, &tables);
+            r.fill_zero(dynamic.index, dynamic.end() - dynamic.index);
+            let tag = graph.fixed.context + std::mem::offset_of!(GraphContext, tag) as u64;
+            r.update(tag, &words_of(&[FIRST_TAG]));
             r.after_transfer();
         },
     );
@@ -110,56 +114,63 @@ impl Dispatch<'_> {
         self.r.target.address
     }
 
-    fn dispatch_offset(slot: usize) -> u64 {
-        slot as u64 * std::mem::size_of::<NodeDispatch>() as u64
+    /// Offset of node `slot`'s `NodeDispatch` for a level of `parity`.
+    fn dispatch_offset(&self, parity: usize, slot: usize) -> u64 {
+        self.graph.fixed.dispatches[parity] + slot as u64 * std::mem::size_of::<NodeDispatch>() as u64
     }
 
-    /// Address of the graph context of level `level`.
-    fn context(&self, level: usize) -> u64 {
-        self.base() + self.graph.fixed.contexts[level % 2]
+    /// Address of the graph context.
+    fn context(&self) -> u64 {
+        self.base() + self.graph.fixed.context
     }
 
-    /// Writes both graph contexts and clears the counters (transfer).
-    fn begin(&self) {
+    /// Writes the graph context (all but its tag) and clears the per-level
+    /// tables (transfer); `launched` is level 0's workgroup count when the
+    /// host knows it.
+    fn begin(&self, launched: u32) {
         let (base, fixed, dynamic) = (self.base(), &self.graph.fixed, &self.dynamic);
-        for parity in 0..2 {
-            let context = GraphContext {
-                // Level d reads half d % 2 and writes the other one.
-                out_payload_base: base + dynamic.halves[1 - parity],
-                out_payload_capacity: dynamic.half_size.min(u64::from(u32::MAX)) as u32,
-                out_payload_top: 0,
-                entries: base + dynamic.entries,
-                entry_capacity: dynamic.entry_capacity,
-                entry_count: 0,
-                node_counts: base + fixed.node_counts[parity],
-                links: base + fixed.links,
-                nodes: base + fixed.node_infos,
-                sink: base + fixed.sink,
-                status: 0,
-                node_count: self.graph.graph.nodes.len() as u32,
-                advance_groups: [1, 1, 1],
-                _reserved: 0,
-            };
-            self.r.update(fixed.contexts[parity], &words_of(&context_words(&context)));
-        }
-        // The two counter arrays are adjacent.
-        self.r.fill_zero(fixed.node_counts[0], 8 * self.graph.graph.nodes.len() as u64);
+        let n = self.graph.graph.nodes.len() as u64;
+        let context = GraphContext {
+            ring: [base + dynamic.halves[0], base + dynamic.halves[1]],
+            ring_top: [0, 0],
+            ring_capacity: dynamic.half_size.min(u64::from(u32::MAX)) as u32,
+            node_count: n as u32,
+            counts: [base + fixed.counts[0], base + fixed.counts[1]],
+            dispatches: [base + fixed.dispatches[0], base + fixed.dispatches[1]],
+            schedules: base + fixed.schedules,
+            links: base + fixed.links,
+            nodes: base + fixed.node_infos,
+            sink: base + fixed.sink,
+            index: base + dynamic.index,
+            index_mask: (dynamic.index_slots - 1).min(u64::from(u32::MAX)) as u32,
+            status: 0,
+            done: [0, 0],
+            launched: [launched, 0],
+            level_status: base + fixed.level_status,
+            tag: 0,
+            _reserved: 0,
+        };
+        self.r.update(fixed.context, &words_of(&context_words(&context)));
+        // Both parities' dispatches are adjacent, and so are the counters
+        // (with the entry passes' counters after them).
+        self.r.fill_zero(fixed.dispatches[0], 2 * n * std::mem::size_of::<NodeDispatch>() as u64);
+        self.r.fill_zero(fixed.counts[0], 2 * 8 * n + 4 * n);
         self.r.fill_zero(fixed.level_status, 4 * u64::from(STATUS_WORDS));
     }
 
     /// Level 0 from host payloads: everything written by transfers.
     fn host_entries(&self, entry: &EntryLevel) {
-        let (fixed, dynamic) = (&self.graph.fixed, &self.dynamic);
+        let dynamic = &self.dynamic;
         self.r.pass(
             || Pass::new("upload", None),
             || {
                 self.r.before_transfer();
-                self.begin();
+                self.begin(entry.launched);
                 for (&slot, d) in &entry.dispatches {
-                    self.r.update(fixed.dispatches + Self::dispatch_offset(slot), &words_of(&dispatch_words(d)));
+                    self.r.update(self.dispatch_offset(0, slot), &words_of(&dispatch_words(d)));
                 }
                 self.r.update(dynamic.records, &words_of(&entry.records));
-                self.r.update(dynamic.halves[0], &entry.payloads);
+                self.r.update(dynamic.halves[1], &entry.payloads);
                 self.r.after_transfer();
             },
         );
@@ -173,18 +184,19 @@ impl Dispatch<'_> {
             || Pass::new("upload", None),
             || {
                 r.before_transfer();
-                self.begin();
+                self.begin(0);
                 r.after_transfer();
             },
         );
-        // The rank array borrows the output-entry list, unused before level 0 runs.
-        let rank_capacity = ((u64::from(dynamic.entry_capacity) * 24) / 8).min(u64::from(u32::MAX)) as u32;
+        // The rank array borrows ring half 1, which level 0 does not use.
+        let rank_capacity = (dynamic.half_size / 8).min(u64::from(u32::MAX)) as u32;
         let mut push = EntryPush {
-            ctx: self.context(0),
-            dispatches: base + fixed.dispatches,
+            ctx: self.context(),
+            dispatches: base + fixed.dispatches[0],
             schedules: base + fixed.schedules,
             rank_capacity,
-            ranks: base + dynamic.entries,
+            ranks: base + dynamic.halves[1],
+            counts: base + fixed.entry_counts,
             ..Default::default()
         };
         let groups = match source {
@@ -229,13 +241,14 @@ impl Dispatch<'_> {
     fn plan(&self) {
         let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
         let push = PlanPush {
-            ctx: self.context(0),
-            dispatches: base + fixed.dispatches,
+            ctx: self.context(),
+            dispatches: base + fixed.dispatches[0],
             schedules: base + fixed.schedules,
             records: base + dynamic.records,
             level_status: base + fixed.level_status,
             record_capacity: dynamic.record_capacity,
             reserved: 0,
+            counts: base + fixed.entry_counts,
         };
         r.pass(
             || Pass::new("plan", None),
@@ -248,40 +261,15 @@ impl Dispatch<'_> {
         r.level_barrier(None);
     }
 
-    /// `advance.comp` after level `level`: the next level's record lists and
-    /// arguments; its workgroup count is in the level's context, raised by
-    /// the level's enqueues.
-    fn advance(&self, level: usize) {
-        let (base, fixed, dynamic, r) = (self.base(), &self.graph.fixed, &self.dynamic, &self.r);
-        let push = AdvancePush {
-            ctx: self.context(level),
-            next_ctx: self.context(level + 1),
-            dispatches: base + fixed.dispatches,
-            schedules: base + fixed.schedules,
-            records: base + dynamic.records,
-            level_status: base + fixed.level_status + 4 * (level as u64 + 1),
-            record_capacity: dynamic.record_capacity,
-            reserved: 0,
-        };
-        r.pass(
-            || Pass::new("advance", Some(level)),
-            || {
-                r.bind(self.meta.advance);
-                r.push(self.meta.layout, 0, &push);
-                r.dispatch_indirect(
-                    fixed.contexts[level % 2] + std::mem::offset_of!(GraphContext, advance_groups) as u64,
-                );
-            },
-        );
-        r.level_barrier(Some(level));
-    }
-
-    /// `gridscan.comp` when a node of `level` takes its grid from the payload
-    /// (profiled as part of level `after`, the level before it).
+    /// `gridscan.comp` when a node of level 0 takes its grid from the payload.
     fn gridscan_if_needed(&self, level: &BTreeSet<usize>, after: Option<usize>) {
         let (base, fixed, r) = (self.base(), &self.graph.fixed, &self.r);
         if level.iter().any(|&s| self.graph.schedules[s].mode == SCHEDULE_DYNAMIC) {
-            let push = GridscanPush { dispatches: base + fixed.dispatches, schedules: base + fixed.schedules };
+            let push = GridscanPush {
+                dispatches: base + fixed.dispatches[0],
+                schedules: base + fixed.schedules,
+                ctx: self.context(),
+            };
             r.pass(
                 || Pass::new("gridscan", after),
                 || {
@@ -294,9 +282,10 @@ impl Dispatch<'_> {
         }
     }
 
-    /// Every level: the node dispatches, then the meta passes that set up the next.
+    /// Every level: the node dispatches, then a barrier (the level's last
+    /// workgroup has set up the next level by then).
     fn run_levels(&self, levels: &[BTreeSet<usize>]) {
-        let (base, fixed, r, graph) = (self.base(), &self.graph.fixed, &self.r, self.graph);
+        let (base, r, graph) = (self.base(), &self.r, self.graph);
         for (d, level) in levels.iter().enumerate() {
             r.label(
                 || format!("level {d}"),
@@ -314,37 +303,31 @@ impl Dispatch<'_> {
                             || format!("node \"{}\" [{}]", node.name, node.index),
                             || {
                                 r.pass(pass, || {
-                                    let dispatch = fixed.dispatches + Self::dispatch_offset(slot);
+                                    let dispatch = self.dispatch_offset(d % 2, slot);
                                     r.bind(node.pipeline);
-                                    r.push(
-                                        graph.layout,
-                                        graph.push_offset,
-                                        &NodePush { dispatch: base + dispatch, ctx: self.context(d) },
-                                    );
+                                    let push = NodePush {
+                                        dispatch: base + dispatch,
+                                        ctx: self.context(),
+                                        level: d as u32,
+                                        slot: slot as u32,
+                                    };
+                                    r.push(graph.layout, graph.push_offset, &push);
                                     r.dispatch_indirect(dispatch);
                                 })
                             },
                         );
                     }
                     r.level_barrier(Some(d));
-                    let Some(next) = levels.get(d + 1) else { return };
-                    r.label(
-                        || "plan next level".into(),
-                        || {
-                            self.advance(d);
-                            self.gridscan_if_needed(next, Some(d));
-                        },
-                    );
                 },
             );
         }
-        self.copy_status(levels.len().saturating_sub(1));
+        self.copy_status();
         restore_compute_state(r, self.cb_state);
     }
 
     /// Copies the dispatch's status words (after the inputs, after each
     /// level, final: from the context of the last level) to its host slot.
-    fn copy_status(&self, last_level: usize) {
+    fn copy_status(&self) {
         let Some((buffer, slot)) = self.status else { return };
         let r = &self.r;
         r.barrier(
@@ -363,9 +346,7 @@ impl Dispatch<'_> {
                 size: snapshots,
             },
             vk::BufferCopy {
-                src_offset: r.target.offset
-                    + fixed.contexts[last_level % 2]
-                    + std::mem::offset_of!(GraphContext, status) as u64,
+                src_offset: r.target.offset + fixed.context + std::mem::offset_of!(GraphContext, status) as u64,
                 dst_offset: slot_offset + snapshots,
                 size: 4,
             },

@@ -2,35 +2,35 @@
 //! sizes `vkGetExecutionGraphPipelineScratchSizeAMDX` reports.
 //!
 //! ```text
-//! fixed part (per graph)             dynamic part (scales with the size)
-//! +--------------------------------+ +-------------------------------------+
-//! | GraphContext x 2 | status words| | payload ring half A | half B        |
-//! | NodeDispatch x N               | | RecordRef list      | OutputEntry   |
-//! | NodeSchedule x N | NodeInfo x N| +-------------------------------------+
-//! | OutputLink x L | slot tables   |
-//! | node_counts x 2N | sink        |
-//! +--------------------------------+
+//! fixed part (per graph)                  dynamic part (scales with the size)
+//! +-------------------------------------+ +--------------------------------------+
+//! | GraphContext | status words         | | payload ring half 0 | half 1         |
+//! | NodeDispatch x N x 2 (parities)     | | level-0 RecordRef list               |
+//! | NodeSchedule x N | NodeInfo x N     | | record index (IndexSlot x 2^k)       |
+//! | OutputLink x L | slot tables        | +--------------------------------------+
+//! | u64 counters x N x 2 | u32 x N      |
+//! | sink                                |
+//! +-------------------------------------+
 //! ```
-//! The dynamic part is made of 128-byte units: 32 bytes of each ring half,
-//! two `RecordRef`s and 32 bytes of `OutputEntry` list. One unit holds one
-//! single-record allocation of up to 16 payload bytes (16-byte header plus
-//! record) in flight at a level, which is the densest case (thread nodes);
-//! larger records use several units' ring bytes. Sizes:
-//! - `minSize`: the fixed part plus enough units for 1024 such allocations
-//!   and for the largest single allocation any node can make (the ring half
-//!   must hold it);
-//! - `maxSize`: `minSize` plus 512 MiB (about four million allocations in
-//!   flight per level: a 4M-item thread-node classification fits);
-//! - `sizeGranularity`: 4096 bytes (32 units).
+//! The dynamic part is made of units of [`UNIT`] bytes: 32 bytes of each
+//! ring half (one single-record allocation of up to 16 payload bytes: a
+//! 16-byte header and the record), half a level-0 `RecordRef`, and two
+//! record-index slots (the index holds the records a level reads and those
+//! it enqueues). Sizes:
+//! - `minSize`: the fixed part plus [`MIN_UNITS`] units, and enough for the
+//!   largest single allocation any node can make (the ring half must hold it);
+//! - `maxSize`: `minSize` plus [`MAX_EXTRA`] (about four million single-record
+//!   allocations in flight per level);
+//! - `sizeGranularity`: [`GRANULARITY`].
 //!
 //! Work beyond what a size holds raises a status flag and is dropped; every
-//! size in between is usable.
-//!
-//! Level d runs with GraphContext d % 2 and its node counters: the meta pass
-//! after level d reads one pair and resets the other in the same dispatch.
+//! size in between is usable. The record index is the largest power of two
+//! of slots that fits beside the rest.
 
 use super::link::Graph;
-use spirv_lowering::abi::{GraphContext, NodeDispatch, NodeInfo, OutputEntry, OutputLink, RecordRef, ALLOC_ALIGN};
+use spirv_lowering::abi::{
+    GraphContext, IndexSlot, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, RecordRef, ALLOC_ALIGN,
+};
 use std::mem::size_of;
 
 /// Status words a dispatch leaves for the host: after the inputs, after
@@ -39,15 +39,20 @@ pub const STATUS_WORDS: u32 = super::link::MAX_DEPTH + 2;
 
 /// `sizeGranularity`.
 pub const GRANULARITY: u64 = 4096;
-/// Bytes of one unit of the dynamic part (see the module doc).
-const UNIT: u64 = 128;
+/// Ring bytes per unit in each half.
 const UNIT_RING_HALF: u64 = 32;
-const UNIT_RECORDS: u64 = 2;
-const UNIT_ENTRY_BYTES: u64 = 32;
-/// Allocations the smallest scratch holds at one level.
-const MIN_UNITS: u64 = 1024;
+/// Level-0 records per unit (one per two units).
+const UNITS_PER_LISTED_RECORD: u64 = 2;
+/// Record-index slots per unit.
+const UNIT_INDEX_SLOTS: u64 = 2;
+/// Bytes of one unit.
+pub const UNIT: u64 = 2 * UNIT_RING_HALF
+    + size_of::<RecordRef>() as u64 / UNITS_PER_LISTED_RECORD
+    + UNIT_INDEX_SLOTS * size_of::<IndexSlot>() as u64;
+/// Units the smallest scratch holds.
+pub const MIN_UNITS: u64 = 1024;
 /// `maxSize - minSize`.
-const MAX_EXTRA: u64 = 512 << 20;
+pub const MAX_EXTRA: u64 = 512 << 20;
 
 fn align(value: u64, to: u64) -> u64 {
     value.div_ceil(to) * to
@@ -56,18 +61,20 @@ fn align(value: u64, to: u64) -> u64 {
 /// Offsets (from the scratch address) of the fixed part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedLayout {
-    /// The two graph contexts (level d uses `contexts[d % 2]`).
-    pub contexts: [u64; 2],
+    pub context: u64,
     /// [`STATUS_WORDS`] words: the status after the inputs, after each level,
     /// and at the end (see `record.rs`).
     pub level_status: u64,
-    pub dispatches: u64,
+    /// `NodeDispatch` arrays of each level parity.
+    pub dispatches: [u64; 2],
     pub schedules: u64,
     pub node_infos: u64,
     pub links: u64,
     pub slot_tables: u64,
-    /// One counter per node slot for each context.
-    pub node_counts: [u64; 2],
+    /// `u64` record counters of each level parity.
+    pub counts: [u64; 2],
+    /// `u32` record counters of the entry passes (level 0 from device infos).
+    pub entry_counts: u64,
     pub sink: u64,
     pub sink_size: u64,
     /// First byte after the fixed part (a multiple of [`GRANULARITY`]).
@@ -83,10 +90,20 @@ pub struct FixedLayout {
 pub struct DynamicLayout {
     pub halves: [u64; 2],
     pub half_size: u64,
+    /// The level-0 `RecordRef` list.
     pub records: u64,
     pub record_capacity: u32,
-    pub entries: u64,
-    pub entry_capacity: u32,
+    /// The record index.
+    pub index: u64,
+    /// Slots of the record index (a power of two).
+    pub index_slots: u64,
+}
+
+impl DynamicLayout {
+    /// First byte after the dynamic part.
+    pub fn end(&self) -> u64 {
+        self.index + self.index_slots * size_of::<IndexSlot>() as u64
+    }
 }
 
 impl FixedLayout {
@@ -104,17 +121,19 @@ impl FixedLayout {
             }
         }
         let links_count = slot_table_offsets.len() as u64;
-        let context_size = align(size_of::<GraphContext>() as u64, 64);
-        let contexts = [0, context_size];
-        let level_status = 2 * context_size;
-        let dispatches = align(level_status + 4 * u64::from(STATUS_WORDS), 16);
-        let schedules = dispatches + n * size_of::<NodeDispatch>() as u64;
-        let node_infos = schedules + n * size_of::<meta_shaders::NodeSchedule>() as u64;
+        let context = 0;
+        let level_status = align(size_of::<GraphContext>() as u64, 64);
+        let dispatch_bytes = n * size_of::<NodeDispatch>() as u64;
+        let dispatches0 = align(level_status + 4 * u64::from(STATUS_WORDS), 64);
+        let dispatches = [dispatches0, dispatches0 + dispatch_bytes];
+        let schedules = dispatches[1] + dispatch_bytes;
+        let node_infos = schedules + n * size_of::<NodeSchedule>() as u64;
         let links = node_infos + n * size_of::<NodeInfo>() as u64;
         let slot_tables = links + links_count * size_of::<OutputLink>() as u64;
-        let node_counts = align(slot_tables + table_bytes, 16);
-        let node_counts = [node_counts, node_counts + 4 * n];
-        let sink = align(node_counts[1] + 4 * n, 64);
+        let counts0 = align(slot_tables + table_bytes, 16);
+        let counts = [counts0, counts0 + 8 * n];
+        let entry_counts = counts[1] + 8 * n;
+        let sink = align(entry_counts + 4 * n, 64);
         let sink_size = graph
             .nodes
             .iter()
@@ -125,14 +144,15 @@ impl FixedLayout {
             .max(64);
         let end = align(sink + sink_size, GRANULARITY);
         FixedLayout {
-            contexts,
+            context,
             level_status,
             dispatches,
             schedules,
             node_infos,
             links,
             slot_tables,
-            node_counts,
+            counts,
+            entry_counts,
             sink,
             sink_size,
             end,
@@ -143,47 +163,67 @@ impl FixedLayout {
 
     /// Units needed at the least: [`MIN_UNITS`] and the largest allocation.
     fn min_units(&self) -> u64 {
-        let largest = self.sink_size.div_ceil(UNIT_RING_HALF);
-        align(MIN_UNITS.max(largest), GRANULARITY / UNIT)
+        MIN_UNITS.max(self.sink_size.div_ceil(UNIT_RING_HALF))
+    }
+
+    /// Bytes of the dynamic part for `units` units (the index rounded up to a
+    /// power of two of slots).
+    fn dynamic_bytes(units: u64) -> u64 {
+        let slots = (units * UNIT_INDEX_SLOTS).next_power_of_two();
+        2 * units * UNIT_RING_HALF
+            + units / UNITS_PER_LISTED_RECORD * size_of::<RecordRef>() as u64
+            + slots * size_of::<IndexSlot>() as u64
     }
 
     /// `(minSize, maxSize, sizeGranularity)`.
     pub fn sizes(&self) -> (u64, u64, u64) {
-        let min = self.end + self.min_units() * UNIT;
+        let min = align(self.end + Self::dynamic_bytes(self.min_units()), GRANULARITY);
         (min, min + MAX_EXTRA, GRANULARITY)
     }
 
     /// The dynamic part for `size` bytes of scratch; `None` below `minSize`.
-    /// Memory past `minSize + k * granularity` is not used.
+    /// Memory past what the units use is not touched.
     pub fn dynamic(&self, size: u64) -> Option<DynamicLayout> {
-        let units = size.checked_sub(self.end)? / UNIT;
-        if units < self.min_units() {
+        if size < self.sizes().0 {
             return None;
         }
-        let units = align(units - (GRANULARITY / UNIT - 1), GRANULARITY / UNIT).min(units);
+        let room = size.checked_sub(self.end)?;
+        // The most units whose dynamic part fits (the index's power-of-two
+        // rounding makes the size a step function of the units).
+        // (A unit takes at least UNIT bytes, less 8 for the list's rounding.)
+        let (mut lo, mut hi) = (self.min_units(), (room + 8) / UNIT + 1);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if Self::dynamic_bytes(mid) <= room {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let units = lo;
         let half_size = units * UNIT_RING_HALF;
         let records = self.end + 2 * half_size;
-        let record_capacity = (units * UNIT_RECORDS).min(u64::from(u32::MAX)) as u32;
-        let entries = records + units * UNIT_RECORDS * size_of::<RecordRef>() as u64;
-        let entry_capacity =
-            ((units * UNIT_ENTRY_BYTES) / size_of::<OutputEntry>() as u64).min(u64::from(u32::MAX)) as u32;
-        Some(DynamicLayout {
+        let record_capacity = (units / UNITS_PER_LISTED_RECORD).min(u64::from(u32::MAX)) as u32;
+        let index = align(records + u64::from(record_capacity) * size_of::<RecordRef>() as u64, 64);
+        let index_slots = (units * UNIT_INDEX_SLOTS).next_power_of_two();
+        let layout = DynamicLayout {
             halves: [self.end, self.end + half_size],
             half_size,
             records,
             record_capacity,
-            entries,
-            entry_capacity,
-        })
+            index,
+            index_slots,
+        };
+        (layout.end() <= size).then_some(layout)
     }
 
-    /// Bytes of the static tables, from `dispatches` up to the end of the
-    /// second `node_counts`, for scratch at device address `base`. `schedules`
-    /// gives each node's meta-shader schedule.
-    pub fn static_tables(&self, graph: &Graph, schedules: &[meta_shaders::NodeSchedule], base: u64) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity((self.sink - self.dispatches) as usize);
+    /// Bytes of the static tables, from `schedules` up to the end of the
+    /// slot tables, for scratch at device address `base`. `schedules` gives
+    /// each node's schedule.
+    pub fn static_tables(&self, graph: &Graph, schedules: &[NodeSchedule], base: u64) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity((self.counts[0] - self.schedules) as usize);
         let mut put = |offset: u64, data: &[u8]| {
-            let at = (offset - self.dispatches) as usize;
+            let at = (offset - self.schedules) as usize;
             if bytes.len() < at + data.len() {
                 bytes.resize(at + data.len(), 0);
             }
@@ -191,10 +231,8 @@ impl FixedLayout {
         };
         for (slot, node) in graph.nodes.iter().enumerate() {
             let slot32 = slot as u32;
-            let dispatch = NodeDispatch { node_slot: slot32, ..Default::default() };
-            put(self.dispatches + 32 * slot as u64, &words_of(&dispatch_words(&dispatch)));
             let s = schedules.get(slot).copied().unwrap_or_default();
-            let schedule_size = std::mem::size_of::<meta_shaders::NodeSchedule>() as u64;
+            let schedule_size = size_of::<NodeSchedule>() as u64;
             put(self.schedules + schedule_size * slot as u64, &words_of(&schedule_words(&s)));
             let info = NodeInfo {
                 first_link: self.first_link[slot],
@@ -216,7 +254,6 @@ impl FixedLayout {
                 put(table, &words_of(&slots));
             }
         }
-        put(self.node_counts[1], &vec![0; 4 * graph.nodes.len()]);
         bytes
     }
 }
@@ -226,12 +263,25 @@ pub fn words_of(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-pub fn dispatch_words(d: &NodeDispatch) -> [u32; 8] {
+pub fn dispatch_words(d: &NodeDispatch) -> [u32; 12] {
     let [x, y, z] = d.indirect;
-    [x, y, z, d.workgroup_count, d.record_count, d.node_slot, d.records as u32, (d.records >> 32) as u32]
+    [
+        x,
+        y,
+        z,
+        d.workgroup_count,
+        d.record_count,
+        d.node_slot,
+        d.mode,
+        d.key_node,
+        d.records as u32,
+        (d.records >> 32) as u32,
+        d.input_base as u32,
+        (d.input_base >> 32) as u32,
+    ]
 }
 
-pub fn schedule_words(s: &meta_shaders::NodeSchedule) -> [u32; 10] {
+pub fn schedule_words(s: &NodeSchedule) -> [u32; 10] {
     [
         s.mode,
         s.records_per_workgroup,
@@ -250,34 +300,52 @@ pub fn record_words(r: &RecordRef) -> [u32; 4] {
     [r.payload as u32, (r.payload >> 32) as u32, r.workgroup_start, r.remaining_recursion]
 }
 
-pub fn context_words(c: &GraphContext) -> [u32; 22] {
+/// The words of a `GraphContext` up to (not including) `tag`, which the
+/// host never writes after scratch initialisation.
+pub fn context_words(c: &GraphContext) -> [u32; 34] {
     let lo = |v: u64| v as u32;
     let hi = |v: u64| (v >> 32) as u32;
     [
-        lo(c.out_payload_base),
-        hi(c.out_payload_base),
-        c.out_payload_capacity,
-        c.out_payload_top,
-        lo(c.entries),
-        hi(c.entries),
-        c.entry_capacity,
-        c.entry_count,
-        lo(c.node_counts),
-        hi(c.node_counts),
+        lo(c.ring[0]),
+        hi(c.ring[0]),
+        lo(c.ring[1]),
+        hi(c.ring[1]),
+        c.ring_top[0],
+        c.ring_top[1],
+        c.ring_capacity,
+        c.node_count,
+        lo(c.counts[0]),
+        hi(c.counts[0]),
+        lo(c.counts[1]),
+        hi(c.counts[1]),
+        lo(c.dispatches[0]),
+        hi(c.dispatches[0]),
+        lo(c.dispatches[1]),
+        hi(c.dispatches[1]),
+        lo(c.schedules),
+        hi(c.schedules),
         lo(c.links),
         hi(c.links),
         lo(c.nodes),
         hi(c.nodes),
         lo(c.sink),
         hi(c.sink),
+        lo(c.index),
+        hi(c.index),
+        c.index_mask,
         c.status,
-        c.node_count,
-        c.advance_groups[0],
-        c.advance_groups[1],
-        c.advance_groups[2],
-        c._reserved,
+        c.done[0],
+        c.done[1],
+        c.launched[0],
+        c.launched[1],
+        lo(c.level_status),
+        hi(c.level_status),
     ]
 }
+
+/// The record-index tag scratch initialisation starts from (tags 0 and 1
+/// must never be live, so that zeroed slots read as free).
+pub const FIRST_TAG: u32 = 2;
 
 #[cfg(test)]
 mod tests {
@@ -339,19 +407,27 @@ mod tests {
     const NO: u32 = spirv_lowering::abi::NO_NODE;
 
     #[test]
+    fn a_unit_is_one_small_allocation_in_flight() {
+        assert_eq!(UNIT, 2 * 32 + 8 + 2 * 24);
+    }
+
+    #[test]
     fn sizes_are_ordered_and_every_size_between_works() {
         let fixed = FixedLayout::new(&graph());
         let (min, max, granularity) = fixed.sizes();
         assert!(min < max && granularity == GRANULARITY);
         assert_eq!(fixed.sink_size, 16 + 256 * 60);
         assert!(fixed.dynamic(min - 1).is_none());
+        let mut last_units = 0;
         for size in [min, min + 1, min + granularity * 3 + 17, (min + max) / 2, max] {
             let d = fixed.dynamic(size).unwrap();
             assert!(d.half_size >= fixed.sink_size, "a half holds the largest allocation");
-            let end = d.entries + u64::from(d.entry_capacity) * 24;
-            assert!(end <= size, "{size}: layout ends at {end}");
+            assert!(d.end() <= size, "{size}: layout ends at {}", d.end());
             assert_eq!(d.halves[1], d.halves[0] + d.half_size);
             assert!(d.records >= d.halves[1] + d.half_size);
+            assert!(d.index_slots.is_power_of_two() && d.index_slots >= 2 * d.half_size / 32);
+            assert!(d.half_size >= last_units, "more scratch never holds less");
+            last_units = d.half_size;
         }
     }
 
@@ -362,15 +438,15 @@ mod tests {
         let base = 0x1_0000_0000;
         let bytes = fixed.static_tables(&g, &[], base);
         let word = |offset: u64| {
-            let at = (offset - fixed.dispatches) as usize;
+            let at = (offset - fixed.schedules) as usize;
             u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
         };
-        assert_eq!(word(fixed.dispatches + 32 + 20), 1, "node_slot of slot 1");
+        assert_eq!(word(fixed.node_infos + 16 + 8), 1, "self slot of slot 1");
         assert_eq!(word(fixed.node_infos + 4), 3, "max recursion");
         let table = u64::from(word(fixed.links)) | (u64::from(word(fixed.links + 4)) << 32);
         assert_eq!(table, base + fixed.slot_tables);
         assert_eq!((word(fixed.links + 8), word(fixed.links + 12)), (2, 60));
         assert_eq!((word(fixed.slot_tables), word(fixed.slot_tables + 4)), (1, NO));
-        assert_eq!(bytes.len() as u64, fixed.node_counts[1] + 8 - fixed.dispatches);
+        assert!(bytes.len() as u64 <= fixed.counts[0] - fixed.schedules);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Matches: the module-level sections. Emits/removes:
 //! * capability ShaderEnqueueAMDX and extension SPV_AMDX_shader_enqueue
-//!   removed; PhysicalStorageBufferAddresses and Int64 added (and
+//!   removed; PhysicalStorageBufferAddresses, Int64 and Int64Atomics added (and
 //!   VulkanMemoryModelDeviceScope under the Vulkan memory model, for the
 //!   Device-scope atomics), SPV_KHR_physical_storage_buffer for SPIR-V < 1.5;
 //! * addressing model PhysicalStorageBuffer64;
@@ -53,7 +53,9 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<(), LowerError> {
         .memory_model
         .as_ref()
         .is_some_and(|mm| matches!(mm.operands.get(1), Some(Operand::MemoryModel(MemoryModel::Vulkan))));
-    let mut caps = vec![Capability::PhysicalStorageBufferAddresses, Capability::Int64];
+    // Int64Atomics: the record counters are 64-bit (records and workgroups
+    // counted by one atomic, see `abi`).
+    let mut caps = vec![Capability::PhysicalStorageBufferAddresses, Capability::Int64, Capability::Int64Atomics];
     if vulkan_mm {
         caps.push(Capability::VulkanMemoryModelDeviceScope);
     }
@@ -89,6 +91,8 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<(), LowerError> {
         .filter_map(|i| i.result_id)
         .collect();
     m.types_global_values.retain(|i| i.result_id.is_none_or(|r| !removed.contains(&r)));
+    ir.invalidate_globals();
+    let m = &mut ir.m;
     m.annotations.retain(|a| {
         let target_gone = op_id(a, 0).is_some_and(|t| removed.contains(&t));
         let amdx = match a.class.opcode {
@@ -210,4 +214,5 @@ fn sort_globals(ir: &mut Ir) {
     }
     let mut slots: Vec<Option<Instruction>> = items.into_iter().map(Some).collect();
     ir.m.types_global_values = order.into_iter().filter_map(|k| slots.get_mut(k).and_then(|s| s.take())).collect();
+    ir.invalidate_globals();
 }

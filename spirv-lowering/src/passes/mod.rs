@@ -5,11 +5,12 @@ mod aliased;
 mod aligned;
 mod builtins;
 mod cleanup;
+mod finisher;
 mod handles;
 mod node_ops;
 mod payload;
 mod prologue;
-mod push_block;
+pub(crate) mod push_block;
 mod select_entry;
 mod verify;
 
@@ -70,7 +71,9 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     handles::run(ir, &cx)?;
     let input = payload::run(ir, &cx)?;
     node_ops::run(ir, &cx, input)?;
-    let workgroup_size = prologue::run(ir, &cx, &app_builtins, input)?;
+    let invocations = if packed { opts.thread_pack_width } else { facts.info.workgroup_size.iter().product() };
+    let finish = finisher::run(ir, &cx, invocations);
+    let workgroup_size = prologue::run(ir, &cx, &app_builtins, input, finish)?;
     aligned::run(ir);
     aliased::run(ir);
     cleanup::run(ir, &cx)?;

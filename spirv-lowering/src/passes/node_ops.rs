@@ -9,37 +9,40 @@
 //! * allocate: look up the target slot in the output's `OutputLink` (index =
 //!   base + node index; out of range, `NO_NODE`, self-target without recursion
 //!   levels, or a count above NodeMaxPayloadsAMDX -> status bit and the sink),
-//!   bump `out_payload_top` by `16 + count * stride` rounded to 16 (overflow ->
+//!   bump the ring half's top by `16 + count * stride` rounded to 16 (overflow ->
 //!   status bit and the sink), write the `AllocHeader`, zero TrackFinishWriting
 //!   counters; Workgroup visibility: invocation 0 allocates, the address is
 //!   broadcast through a Workgroup variable between two barriers (thread-packed
 //!   nodes allocate per invocation);
 //! * allocate of empty records: also enqueues them (see
 //!   `enqueued_on_allocation`); their enqueue instruction is dropped;
-//! * enqueue: one invocation (all for Invocation visibility) bumps
-//!   `node_counts[slot]` and writes a bounds-checked `OutputEntry`; every
-//!   `ADVANCE_ENTRIES_PER_GROUP`-th entry also raises the workgroup count of
-//!   the meta pass after the level (`GraphContext::advance_groups`);
+//! * enqueue: one invocation (all for Invocation visibility) numbers the
+//!   records for their target with one 64-bit atomic on the target's counter
+//!   (adding the workgroups of their grids when the target takes its grid
+//!   from the payload) and publishes each in the record index (see `abi`);
 //! * is-valid: the same slot lookup without allocating;
 //! * array length: the input's record count, or the allocation header's count;
 //! * finish writing: invocation 0 bumps the record's hidden counter; true for
 //!   the whole workgroup when it was the grid's last workgroup.
+//!
+//! Every helper reads the node push block (`runtime::push`).
 //!
 //! Afterwards no AMDX instruction is left in any function.
 
 use super::payload::InputLowering;
 use super::Ctx;
 use crate::abi::{
-    ADVANCE_ENTRIES_PER_GROUP, ADVANCE_MAX_GROUPS, ALLOC_ALIGN, ALLOC_FLAG_WORKGROUP, NO_NODE, STATUS_ENTRY_OVERFLOW,
-    STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
+    ALLOC_ALIGN, ALLOC_FLAG_WORKGROUP, NO_NODE, SCHEDULE_DYNAMIC, STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW,
+    STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
 };
 use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};
 use crate::consts::eval_u32;
 use crate::error::LowerError;
 use crate::ir::{id, inst, lit, op_id, Ir};
+use crate::runtime::{self, begin_fn, ctx_parity_ptr};
 use rspirv::dr::{Function, Instruction, Operand};
-use spirv::{FunctionControl, MemoryAccess, Op, Scope, StorageClass, Word};
+use spirv::{MemoryAccess, Op, Scope, StorageClass, Word};
 use std::collections::HashMap;
 
 const BARRIER_SEMANTICS: u32 = 0x8 | 0x100; // AcquireRelease | WorkgroupMemory
@@ -49,6 +52,7 @@ struct Helpers {
     alloc_wg: HashMap<usize, Word>,
     valid: HashMap<usize, Word>,
     enqueue: Option<Word>,
+    insert: Option<Word>,
     finish: Option<Word>,
     shared_u64: Option<Word>,
     shared_u32: Option<Word>,
@@ -61,6 +65,7 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
         alloc_wg: HashMap::new(),
         valid: HashMap::new(),
         enqueue: None,
+        insert: None,
         finish: None,
         shared_u64: None,
         shared_u32: None,
@@ -136,7 +141,9 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
                             return Err(err("missing operands"));
                         };
                         let pty = types.get(&p).copied();
-                        if pty == cx.facts.input_ptr_type && pty.is_some() {
+                        // The input handle became a u32 (see the payload pass).
+                        let input_handle = pty == Some(a.u32) || (pty == cx.facts.input_ptr_type && pty.is_some());
+                        if input_handle {
                             out.push(inst(Op::Load, Some(rt), Some(rid), vec![id(cx.vars.rec_count)]));
                         } else {
                             let (addr, ha, hp, cp) = (ir.id(), ir.id(), ir.id(), ir.id());
@@ -163,18 +170,17 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
                         }
                         let fun = finish(ir, cx, &mut h);
                         let addr = ir.id();
-                        if input.plain {
-                            out.push(inst(Op::ConvertPtrToU, Some(a.u64), Some(addr), vec![id(p)]));
-                        } else {
-                            let pa = ir.id();
-                            let zero = ir.c_u32(0);
-                            out.push(inst(Op::AccessChain, Some(a.p_u64), Some(pa), vec![id(p), id(zero)]));
-                            out.push(inst(
-                                Op::Load,
-                                Some(a.u64),
-                                Some(addr),
-                                vec![id(pa), Operand::MemoryAccess(MemoryAccess::ALIGNED), lit(8)],
-                            ));
+                        match input.address_fn {
+                            None => out.push(inst(Op::ConvertPtrToU, Some(a.u64), Some(addr), vec![id(p)])),
+                            Some(address_of) => {
+                                let zero = ir.c_u32(0);
+                                out.push(inst(
+                                    Op::FunctionCall,
+                                    Some(a.u64),
+                                    Some(addr),
+                                    vec![id(address_of), id(zero)],
+                                ));
+                            }
                         }
                         out.push(inst(Op::FunctionCall, Some(rt), Some(rid), vec![id(fun), id(addr)]));
                     }
@@ -203,40 +209,9 @@ fn ir_pointee_before(cx: &Ctx, ptr_ty: Word) -> Option<Word> {
     cx.facts.output_ptr_types.get(&ptr_ty).copied()
 }
 
-fn begin_fn(ir: &mut Ir, ret: Word, params: &[Word]) -> (Word, Vec<Word>, Function, Body) {
-    let fty = ir.t_fn(ret, params);
-    let fid = ir.id();
-    let mut func = Function::new();
-    func.def =
-        Some(inst(Op::Function, Some(ret), Some(fid), vec![Operand::FunctionControl(FunctionControl::NONE), id(fty)]));
-    let mut ps = vec![];
-    for p in params {
-        let w = ir.id();
-        func.parameters.push(inst(Op::FunctionParameter, Some(*p), Some(w), vec![]));
-        ps.push(w);
-    }
-    func.end = Some(inst(Op::FunctionEnd, None, None, vec![]));
-    let l = ir.id();
-    (fid, ps, func, Body::new(l))
-}
-
 fn finish_fn(h: &mut Helpers, mut func: Function, body: Body) {
     func.blocks = body.finish();
     h.new_fns.push(func);
-}
-
-/// Loads the dispatch and context pointers from the push block.
-pub(super) fn push_ptrs(ir: &mut Ir, cx: &Ctx, b: &mut Body) -> (Word, Word) {
-    let a = cx.abi;
-    let m0 = ir.c_u32(cx.push.member);
-    let m1 = ir.c_u32(cx.push.member + 1);
-    let p0 = b.op(ir, Op::AccessChain, cx.push.ptr_u64, vec![id(cx.push.var), id(m0)]);
-    let p1 = b.op(ir, Op::AccessChain, cx.push.ptr_u64, vec![id(cx.push.var), id(m1)]);
-    let d = b.op(ir, Op::Load, a.u64, vec![id(p0)]);
-    let c = b.op(ir, Op::Load, a.u64, vec![id(p1)]);
-    let dp = b.addr_ptr(ir, a.p_dispatch, d);
-    let cp = b.addr_ptr(ir, a.p_ctx, c);
-    (dp, cp)
 }
 
 /// Slot lookup shared by allocation and validity.
@@ -253,11 +228,12 @@ struct Lookup {
     nodes: Word,
 }
 
-fn lookup(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word, disp: Word, ctx: Word) -> Lookup {
+fn lookup(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word, push: &runtime::Push) -> Lookup {
     let a = cx.abi;
+    let ctx = push.ctx;
     let o = cx.facts.info.outputs.get(k).cloned();
     let base = o.as_ref().map(|o| o.base_index).unwrap_or(0);
-    let self_slot = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_NODE_SLOT);
+    let self_slot = push.slot;
     let nodes_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_NODES);
     let nodes = b.addr_ptr(ir, a.p_node, nodes_addr);
     let me = b.elem(ir, a.p_node, nodes, self_slot);
@@ -294,9 +270,9 @@ fn valid(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     }
     let a = cx.abi;
     let (fid, ps, func, mut b) = begin_fn(ir, a.bool_, &[a.u32]);
-    let (disp, ctx) = push_ptrs(ir, cx, &mut b);
+    let push = runtime::push(ir, &a, &cx.push, &mut b);
     let nidx = ps.first().copied().unwrap_or(0);
-    let lk = lookup(ir, cx, &mut b, k, nidx, disp, ctx);
+    let lk = lookup(ir, cx, &mut b, k, nidx, &push);
     let r = b.bin(ir, Op::LogicalAnd, a.bool_, lk.present, lk.rec_ok);
     b.end(inst(Op::ReturnValue, None, None, vec![id(r)]), None);
     finish_fn(h, func, b);
@@ -317,8 +293,9 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
         .unwrap_or((0, 4, false, 0));
     let (fid, ps, func, mut b) = begin_fn(ir, a.u64, &[a.u32, a.u32]);
     let (count, nidx) = (ps.first().copied().unwrap_or(0), ps.get(1).copied().unwrap_or(0));
-    let (disp, ctx) = push_ptrs(ir, cx, &mut b);
-    let lk = lookup(ir, cx, &mut b, k, nidx, disp, ctx);
+    let push = runtime::push(ir, &a, &cx.push, &mut b);
+    let ctx = push.ctx;
+    let lk = lookup(ir, cx, &mut b, k, nidx, &push);
     let zero = ir.c_u32(0);
     let maxc = ir.c_u32(maxp);
     let cnt_ok = b.bin(ir, Op::ULessThanEqual, a.bool_, count, maxc);
@@ -333,9 +310,10 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let mask = ir.c_u32(!(ALLOC_ALIGN - 1));
     let bytes = b.bin(ir, Op::BitwiseAnd, a.u32, t, mask);
     let req = b.op(ir, Op::Select, a.u32, vec![id(valid), id(bytes), id(zero)]);
-    let top = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_OUT_TOP);
+    // A level of parity p allocates in ring half p.
+    let top = ctx_parity_ptr(ir, &a, &mut b, ctx, f::C_RING_TOP, push.odd, false);
     let off = b.atomic(ir, Op::AtomicIAdd, a.u32, top, req);
-    let cap = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_OUT_CAPACITY);
+    let cap = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_RING_CAPACITY);
     let under = b.bin(ir, Op::ULessThanEqual, a.bool_, off, cap);
     let room0 = b.bin(ir, Op::ISub, a.u32, cap, off);
     let room = b.op(ir, Op::Select, a.u32, vec![id(under), id(room0), id(zero)]);
@@ -364,7 +342,8 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let sp = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_STATUS);
     b.atomic(ir, Op::AtomicOr, a.u32, sp, st);
     b.end_if(m);
-    let base = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_OUT_BASE);
+    let base_p = ctx_parity_ptr(ir, &a, &mut b, ctx, f::C_RING, push.odd, false);
+    let base = b.load(ir, a.u64, base_p, 8);
     let off64 = b.op(ir, Op::UConvert, a.u64, vec![id(off)]);
     let good_addr = b.bin(ir, Op::IAdd, a.u64, base, off64);
     let sink = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_SINK);
@@ -482,6 +461,7 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
         return w;
     }
     let a = cx.abi;
+    let insert = *h.insert.get_or_insert_with(|| runtime::insert_fn(ir, &a));
     let (fid, ps, func, mut b) = begin_fn(ir, a.void, &[a.u64]);
     let addr = ps.first().copied().unwrap_or(0);
     let c16 = ir.c_u64(16);
@@ -505,52 +485,141 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
     let g1 = b.bin(ir, Op::LogicalAnd, a.bool_, mine, real);
     let go = b.bin(ir, Op::LogicalAnd, a.bool_, g1, some);
     let m = b.begin_if(ir, go);
-    let (_, ctx) = push_ptrs(ir, cx, &mut b);
-    let counts_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_NODE_COUNTS);
-    let counts = b.addr_ptr(ir, a.p_u32, counts_addr);
-    let cp = b.elem(ir, a.p_u32, counts, slot);
-    let rank = b.atomic(ir, Op::AtomicIAdd, a.u32, cp, cnt);
-    let ecp = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_ENTRY_COUNT);
-    let e = b.atomic(ir, Op::AtomicIAdd, a.u32, ecp, one);
-    let cap = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_ENTRY_CAPACITY);
-    let fits = b.bin(ir, Op::ULessThan, a.bool_, e, cap);
-    let m2 = b.begin_if(ir, fits);
-    let ents_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_ENTRIES);
-    let ents = b.addr_ptr(ir, a.p_entry, ents_addr);
-    let ep = b.elem(ir, a.p_entry, ents, e);
-    let p0 = b.field_ptr(ir, &a, a.s_entry(), ep, 0);
-    b.store(p0, addr, 8);
-    for (k, v) in [(1, slot), (2, rank), (3, cnt), (4, rem)] {
-        let p = b.field_ptr(ir, &a, a.s_entry(), ep, k);
-        b.store(p, v, 4);
-    }
-    // Size the meta pass after this level: the entry that starts a group of
-    // ADVANCE_ENTRIES_PER_GROUP raises its workgroup count (abi::GraphContext::advance_groups).
-    let per_group = ir.c_u32(ADVANCE_ENTRIES_PER_GROUP);
-    let within = b.bin(ir, Op::UMod, a.u32, e, per_group);
-    let starts = b.bin(ir, Op::IEqual, a.bool_, within, zero);
-    let m4 = b.begin_if(ir, starts);
-    let group = b.bin(ir, Op::UDiv, a.u32, e, per_group);
-    let groups = b.bin(ir, Op::IAdd, a.u32, group, one);
-    let max_groups = ir.c_u32(ADVANCE_MAX_GROUPS);
-    let lt_max = b.bin(ir, Op::ULessThan, a.bool_, groups, max_groups);
-    let groups = b.op(ir, Op::Select, a.u32, vec![id(lt_max), id(groups), id(max_groups)]);
-    let gp = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_ADVANCE_X);
-    b.atomic(ir, Op::AtomicUMax, a.u32, gp, groups);
-    b.end_if(m4);
-    b.end_if(m2);
-    let full = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
-    let m3 = b.begin_if(ir, full);
-    let sp = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_STATUS);
-    let bit = ir.c_u32(STATUS_ENTRY_OVERFLOW);
-    b.atomic(ir, Op::AtomicOr, a.u32, sp, bit);
-    b.end_if(m3);
+    let push = runtime::push(ir, &a, &cx.push, &mut b);
+    let ctx = push.ctx;
+    // The target's schedule: its record stride and, for a grid read from the
+    // payload, where the grid lies.
+    let sched_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_SCHEDULES);
+    let scheds = b.addr_ptr(ir, a.p_schedule, sched_addr);
+    let sp = b.elem(ir, a.p_schedule, scheds, slot);
+    let mode = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_MODE);
+    let stride = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_INPUT_STRIDE);
+    let goff = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_GRID_OFFSET);
+    let gbytes = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_GRID_BYTES);
+    let gcomps = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_GRID_COMPONENTS);
+    let dyn_mode = ir.c_u32(SCHEDULE_DYNAMIC);
+    let dynamic = b.bin(ir, Op::IEqual, a.bool_, mode, dyn_mode);
+    let grid = GridReader { offset: goff, bytes: gbytes, components: gcomps };
+    // Workgroups of the records' grids (dynamic-grid targets only).
+    let jv = b.local(ir, a.u32, zero);
+    let sum = b.local(ir, a.u32, zero);
+    let gv = b.local(ir, a.u32, zero);
+    let md = b.begin_if(ir, dynamic);
+    let lp = b.begin_loop(ir);
+    let j = b.op(ir, Op::Load, a.u32, vec![id(jv)]);
+    let more = b.bin(ir, Op::ULessThan, a.bool_, j, cnt);
+    b.loop_test(&lp, more);
+    let rec = record_address(ir, cx, &mut b, addr, j, stride);
+    let g = grid.groups(ir, cx, &mut b, rec);
+    let s0 = b.op(ir, Op::Load, a.u32, vec![id(sum)]);
+    let s1 = b.bin(ir, Op::IAdd, a.u32, s0, g);
+    b.store_plain(sum, s1);
+    let j1 = b.bin(ir, Op::IAdd, a.u32, j, one);
+    b.store_plain(jv, j1);
+    b.end_loop(&lp);
+    b.end_if(md);
+    // One atomic numbers the records and places their workgroups (same order).
+    let total = b.op(ir, Op::Load, a.u32, vec![id(sum)]);
+    let counts_p = ctx_parity_ptr(ir, &a, &mut b, ctx, f::C_COUNTS, push.odd, false);
+    let counts_addr = b.load(ir, a.u64, counts_p, 8);
+    let counts = b.addr_ptr(ir, a.p_u64, counts_addr);
+    let cp = b.elem(ir, a.p_u64, counts, slot);
+    let hi = b.op(ir, Op::UConvert, a.u64, vec![id(total)]);
+    let c32 = ir.c_u64(32);
+    let hi = b.bin(ir, Op::ShiftLeftLogical, a.u64, hi, c32);
+    let lo = b.op(ir, Op::UConvert, a.u64, vec![id(cnt)]);
+    let add = b.bin(ir, Op::BitwiseOr, a.u64, hi, lo);
+    let old = b.atomic(ir, Op::AtomicIAdd, a.u64, cp, add);
+    let rank = b.op(ir, Op::UConvert, a.u32, vec![id(old)]);
+    let old_hi = b.bin(ir, Op::ShiftRightLogical, a.u64, old, c32);
+    let wg_base = b.op(ir, Op::UConvert, a.u32, vec![id(old_hi)]);
+    // Publish: key (tag + 1, slot, rank + j), offset from this level's ring half.
+    let tag = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_TAG);
+    let tag = b.bin(ir, Op::IAdd, a.u32, tag, one);
+    let base_p = ctx_parity_ptr(ir, &a, &mut b, ctx, f::C_RING, push.odd, false);
+    let base = b.load(ir, a.u64, base_p, 8);
+    let ctx_addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(ctx)]);
+    b.store_plain(jv, zero);
+    b.store_plain(sum, wg_base);
+    let lp = b.begin_loop(ir);
+    let j = b.op(ir, Op::Load, a.u32, vec![id(jv)]);
+    let more = b.bin(ir, Op::ULessThan, a.bool_, j, cnt);
+    b.loop_test(&lp, more);
+    let rec = record_address(ir, cx, &mut b, addr, j, stride);
+    let off64 = b.bin(ir, Op::ISub, a.u64, rec, base);
+    let off = b.op(ir, Op::UConvert, a.u32, vec![id(off64)]);
+    let r = b.bin(ir, Op::IAdd, a.u32, rank, j);
+    let start = b.op(ir, Op::Load, a.u32, vec![id(sum)]);
+    let void_r = ir.id();
+    b.push(inst(
+        Op::FunctionCall,
+        Some(a.void),
+        Some(void_r),
+        vec![id(insert), id(ctx_addr), id(tag), id(slot), id(r), id(off), id(start), id(rem)],
+    ));
+    let md = b.begin_if(ir, dynamic);
+    let g = grid.groups(ir, cx, &mut b, rec);
+    b.store_plain(gv, g);
+    b.end_if(md);
+    let g = b.op(ir, Op::Load, a.u32, vec![id(gv)]);
+    let s1 = b.bin(ir, Op::IAdd, a.u32, start, g);
+    b.store_plain(sum, s1);
+    let j1 = b.bin(ir, Op::IAdd, a.u32, j, one);
+    b.store_plain(jv, j1);
+    b.end_loop(&lp);
     b.end_if(m);
     b.end(inst(Op::Return, None, None, vec![]), None);
     finish_fn(h, func, b);
     ir.name(fid, "node_enqueue");
     h.enqueue = Some(fid);
     fid
+}
+
+/// `addr + j * stride` as a u64 address.
+fn record_address(ir: &mut Ir, cx: &Ctx, b: &mut Body, addr: Word, j: Word, stride: Word) -> Word {
+    let a = cx.abi;
+    let j64 = b.op(ir, Op::UConvert, a.u64, vec![id(j)]);
+    let s64 = b.op(ir, Op::UConvert, a.u64, vec![id(stride)]);
+    let o = b.bin(ir, Op::IMul, a.u64, j64, s64);
+    b.bin(ir, Op::IAdd, a.u64, addr, o)
+}
+
+/// Reads a record's dispatch grid as the target's schedule describes it.
+struct GridReader {
+    offset: Word,
+    bytes: Word,
+    components: Word,
+}
+
+impl GridReader {
+    /// Workgroups of the record at `rec` (product of its grid components).
+    fn groups(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, rec: Word) -> Word {
+        let a = cx.abi;
+        let (one, two) = (ir.c_u32(1), ir.c_u32(2));
+        let (eight, mask16) = (ir.c_u32(8), ir.c_u32(0xffff));
+        let mut product = one;
+        for c in 0..3u32 {
+            let cc = ir.c_u32(c);
+            let at = b.bin(ir, Op::IMul, a.u32, cc, self.bytes);
+            let at = b.bin(ir, Op::IAdd, a.u32, self.offset, at);
+            let not3 = ir.c_u32(!3);
+            let aligned = b.bin(ir, Op::BitwiseAnd, a.u32, at, not3);
+            let a64 = b.op(ir, Op::UConvert, a.u64, vec![id(aligned)]);
+            let wa = b.bin(ir, Op::IAdd, a.u64, rec, a64);
+            let wp = b.addr_ptr(ir, a.p_u32, wa);
+            let word = b.load(ir, a.u32, wp, 4);
+            let lane = b.bin(ir, Op::BitwiseAnd, a.u32, at, two);
+            let shift = b.bin(ir, Op::IMul, a.u32, lane, eight);
+            let shifted = b.bin(ir, Op::ShiftRightLogical, a.u32, word, shift);
+            let half = b.bin(ir, Op::BitwiseAnd, a.u32, shifted, mask16);
+            let is16 = b.bin(ir, Op::IEqual, a.bool_, self.bytes, two);
+            let v = b.select(ir, a.u32, is16, half, word);
+            let present = b.bin(ir, Op::ULessThan, a.bool_, cc, self.components);
+            let v = b.select(ir, a.u32, present, v, one);
+            product = b.bin(ir, Op::IMul, a.u32, product, v);
+        }
+        product
+    }
 }
 
 fn finish(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {

@@ -3,41 +3,51 @@
 //! Matches: every `OpTypePointer NodePayloadAMDX`, the input payload variable,
 //! and every access chain whose base is a payload array pointer.
 //! Emits:
-//! * pointer types retyped in place (ids kept, so function types, parameters
-//!   and phis stay valid): the input array pointer becomes a pointer to the
-//!   workgroup's first `RecordRef` (stride 16); an output array pointer becomes
-//!   a pointer to its first record (ArrayStride = record stride); any other
-//!   payload pointer becomes a PSB pointer to the same pointee;
-//! * the input variable becomes a `Private` variable holding that pointer
-//!   (the prologue stores it); each function that used it loads it once;
-//! * `OpAccessChain in[i] rest` -> load `records[i].payload`, convert to a
-//!   record pointer, then `OpAccessChain rest` (coalesced records need not be
-//!   contiguous); `OpAccessChain out[i] rest` -> `OpPtrAccessChain out i rest`;
-//!   `OpPtrAccessChain a e i rest` on either uses index `e + i` (stepping whole
-//!   arrays is meaningless for unsized payload arrays).
+//! * output array pointers retyped in place (ids kept, so function types,
+//!   parameters and phis stay valid) to a pointer to their first record
+//!   (ArrayStride = record stride); any other payload pointer (a record, a
+//!   member) becomes a PSB pointer to the same pointee;
+//! * the input array pointer type replaced by `u32` everywhere: there is one
+//!   input per node, so its handle carries no information (its value is 0);
+//!   the input variable's uses become that 0;
+//! * a plain-struct input (no payload array) becomes a `Private` variable
+//!   holding the record's PSB pointer (the prologue stores it);
+//! * `OpAccessChain in[i] rest` -> `node_input_payload(i)` (the address of the
+//!   workgroup's record i, gathered by the prologue), converted to a record
+//!   pointer, then `OpAccessChain rest`; `OpAccessChain out[i] rest` ->
+//!   `OpPtrAccessChain out i rest`; `OpPtrAccessChain a e i rest` on either
+//!   uses index `e + i` (stepping whole arrays is meaningless for unsized
+//!   payload arrays).
 //!
-//! Afterwards no `NodePayloadAMDX` storage class is left.
+//! Afterwards no `NodePayloadAMDX` storage class is left in code, and
+//! [`InputLowering`] says where the prologue puts the input addresses.
 
 use super::Ctx;
 use crate::analyze::record_stride;
+use crate::codegen::Body;
 use crate::consts::eval;
 use crate::error::LowerError;
-use crate::ir::{id, inst, op_id, Ir};
+use crate::ir::{id, inst, map_operand_ids, op_id, Ir};
 use crate::layout::{scalar_align, size_of};
-use rspirv::dr::{Instruction, Operand};
-use spirv::{Decoration, MemoryAccess, Op, StorageClass, Word};
+use rspirv::dr::{Function, Instruction, Operand};
+use spirv::{Decoration, FunctionControl, Op, StorageClass, Word};
 use std::collections::{HashMap, HashSet};
 
 /// How the input payload is reached after this pass.
 #[derive(Debug, Clone, Copy)]
 pub struct InputLowering {
-    /// `Private` variable holding the pointer to this workgroup's first RecordRef.
+    /// Plain-struct input: the `Private` variable holding its record pointer.
     pub holder: Option<Word>,
-    /// Type of the value held: `PSB RecordRef*` (ArrayStride 16) for an array
-    /// input, the record pointer for a plain struct input.
+    /// Its type (the record pointer).
     pub ptr_type: Word,
-    /// The input is a plain struct (the holder points at the payload itself).
-    pub plain: bool,
+    /// Array input: where the prologue puts the payload addresses of the
+    /// workgroup's records (`Private u64` for one record, a `Workgroup`
+    /// `u64` array for coalescing nodes).
+    pub addresses: Option<Word>,
+    /// Records a workgroup (or a packed lane) reads: the array's length.
+    pub per_workgroup: u32,
+    /// `node_input_payload(u32) -> u64`, when the code indexes the input.
+    pub address_fn: Option<Word>,
 }
 
 pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
@@ -45,7 +55,7 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
     let psb = StorageClass::PhysicalStorageBuffer;
     let mut input_ptrs: HashSet<Word> = HashSet::new();
     let mut output_ptrs: HashSet<Word> = HashSet::new();
-    let mut rec_ptr_of: HashMap<Word, Word> = HashMap::new(); // array ptr type -> record ptr type
+    let mut rec_of: HashMap<Word, Word> = HashMap::new(); // array ptr type -> record type
     let mut retypes: Vec<(Word, Word, Option<u32>)> = vec![]; // (ptr type, new pointee, stride)
     for i in &ir.m.types_global_values {
         if i.class.opcode != Op::TypePointer
@@ -61,79 +71,179 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
         };
         if pdef.is_some_and(|d| d.class.opcode == Op::TypeNodePayloadArrayAMDX) {
             let elem = pdef.and_then(|d| op_id(d, 0)).unwrap_or(0);
+            rec_of.insert(t, elem);
             if Some(pointee) == cx.facts.input_array_type {
                 input_ptrs.insert(t);
-                retypes.push((t, cx.abi.record, Some(16)));
             } else {
                 output_ptrs.insert(t);
                 retypes.push((t, elem, stride_of(elem)));
             }
-            rec_ptr_of.insert(t, elem);
         } else {
             let is_struct = pdef.is_some_and(|d| d.class.opcode == Op::TypeStruct);
             let stride = if is_struct { stride_of(pointee) } else { size_of(ir, spec, pointee).filter(|s| *s > 0) };
             retypes.push((t, pointee, stride));
         }
     }
-    let mut elem_strides: HashMap<Word, Option<u32>> = HashMap::new();
     for (t, pointee, stride) in &retypes {
         if let Some(i) = ir.m.types_global_values.iter_mut().find(|i| i.result_id == Some(*t)) {
             i.operands = vec![Operand::StorageClass(psb), id(*pointee)];
         }
         // The application may already give the stride (it must equal the record size).
-        let existing = ir.has_decoration(*t, Decoration::ArrayStride);
-        if let (Some(s), false) = (stride, existing) {
+        if let (Some(s), false) = (stride, ir.has_decoration(*t, Decoration::ArrayStride)) {
             ir.decorate(*t, Decoration::ArrayStride, vec![crate::ir::lit(*s)]);
         }
-        elem_strides.insert(*t, *stride);
     }
-    // Record pointer types for the input (records are reached one by one).
+    // Record pointer types of the input (records are reached one by one).
     let mut in_rec_ptr: HashMap<Word, Word> = HashMap::new();
     for t in &input_ptrs {
-        let elem = rec_ptr_of.get(t).copied().unwrap_or(0);
+        let elem = rec_of.get(t).copied().unwrap_or(0);
         let size = size_of(ir, spec, elem).unwrap_or(0);
         let stride = record_stride(size, scalar_align(ir, elem), false).unwrap_or(4);
         let p = ir.t_ptr(psb, elem, Some(stride));
         in_rec_ptr.insert(*t, p);
     }
 
-    // The input variable becomes a Private holder of the RecordRef pointer.
+    let plain = cx.facts.input_var.is_some() && cx.facts.input_array_type.is_none();
     let ptr_type = cx.facts.input_ptr_type.unwrap_or(cx.abi.p_record);
     let mut holder = None;
-    if let Some(v) = cx.facts.input_var {
-        let hp = ir.t_ptr(StorageClass::Private, ptr_type, None);
-        if let Some(i) = ir.m.types_global_values.iter_mut().find(|i| i.result_id == Some(v)) {
-            i.result_type = Some(hp);
-            i.operands = vec![Operand::StorageClass(StorageClass::Private)];
-        }
-        holder = Some(v);
-        for fi in 0..ir.m.functions.len() {
-            let uses = ir.m.functions.get(fi).is_some_and(|f| {
-                f.blocks.iter().flat_map(|b| b.instructions.iter()).any(|i| crate::ir::used_ids(i).any(|u| u == v))
-            });
-            if !uses {
+    if let (Some(v), true) = (cx.facts.input_var, plain) {
+        holder = Some(plain_holder(ir, v, ptr_type));
+    }
+    // Chains on payload arrays (input and outputs); the types still name the
+    // input array pointer here, so the map is taken before it goes.
+    let types = ir.type_map();
+    let per_workgroup = match cx.facts.info.launch {
+        crate::analyze::LaunchMode::Coalescing { max_payloads } => max_payloads,
+        _ => 1,
+    };
+    let mut addresses = None;
+    let mut address_fn = None;
+    if !input_ptrs.is_empty() || cx.facts.input_array_type.is_some() {
+        let u64t = cx.abi.u64;
+        let var = if per_workgroup > 1 {
+            let len = ir.c_u32(per_workgroup);
+            let arr = ir.id();
+            ir.m.types_global_values.push(inst(Op::TypeArray, None, Some(arr), vec![id(u64t), id(len)]));
+            ir.global_var(StorageClass::Workgroup, arr, "node_input_payloads")
+        } else {
+            ir.global_var(StorageClass::Private, u64t, "node_input_payload")
+        };
+        addresses = Some(var);
+        address_fn = Some(address_function(ir, cx, var, per_workgroup));
+    }
+    rewrite_chains(ir, cx, &types, &input_ptrs, &output_ptrs, &in_rec_ptr, address_fn)?;
+    // The input array handle carries nothing: its type becomes u32 and the
+    // variable's uses the constant 0.
+    if !input_ptrs.is_empty() {
+        let u32t = cx.abi.u32;
+        let zero = ir.c_u32(0);
+        let swap = |w: Word| if input_ptrs.contains(&w) { u32t } else { w };
+        for i in ir.m.types_global_values.iter_mut() {
+            if i.result_id.is_some_and(|r| input_ptrs.contains(&r)) {
                 continue;
             }
-            let loaded = ir.id();
-            let Some(f) = ir.m.functions.get_mut(fi) else { continue };
-            for i in f.blocks.iter_mut().flat_map(|b| b.instructions.iter_mut()) {
-                crate::ir::map_operand_ids(i, &|w| if w == v { loaded } else { w });
+            i.result_type = i.result_type.map(swap);
+            map_operand_ids(i, &swap);
+        }
+        let var = cx.facts.input_var.filter(|_| !plain);
+        for f in &mut ir.m.functions {
+            if let Some(d) = f.def.as_mut() {
+                d.result_type = d.result_type.map(swap);
             }
-            if let Some(b) = f.blocks.first_mut() {
-                // After the block's last OpVariable (OpLine may sit between them).
-                let at = b.instructions.iter().rposition(|i| i.class.opcode == Op::Variable).map_or(0, |k| k + 1);
-                b.instructions.insert(at, inst(Op::Load, Some(ptr_type), Some(loaded), vec![id(v)]));
+            for p in &mut f.parameters {
+                p.result_type = p.result_type.map(swap);
+            }
+            for i in f.blocks.iter_mut().flat_map(|b| b.instructions.iter_mut()) {
+                i.result_type = i.result_type.map(swap);
+                map_operand_ids(i, &|w| if Some(w) == var { zero } else { w });
             }
         }
+        ir.retain_globals(|i| i.result_id.is_none_or(|r| !input_ptrs.contains(&r)));
+        if let Some(v) = var {
+            ir.retain_globals(|i| i.result_id != Some(v));
+        }
     }
+    Ok(InputLowering { holder, ptr_type, addresses, per_workgroup, address_fn })
+}
 
-    // Access chains on payload arrays.
-    let types = ir.type_map();
-    let u64t = cx.abi.u64;
-    let (p_u64, p_record) = (cx.abi.p_u64, cx.abi.p_record);
+/// A plain-struct input variable becomes a `Private` holder of the record
+/// pointer; each function that uses it loads it once.
+fn plain_holder(ir: &mut Ir, v: Word, ptr_type: Word) -> Word {
+    let hp = ir.t_ptr(StorageClass::Private, ptr_type, None);
+    if let Some(i) = ir.m.types_global_values.iter_mut().find(|i| i.result_id == Some(v)) {
+        i.result_type = Some(hp);
+        i.operands = vec![Operand::StorageClass(StorageClass::Private)];
+    }
+    for fi in 0..ir.m.functions.len() {
+        let uses = ir.m.functions.get(fi).is_some_and(|f| {
+            f.blocks.iter().flat_map(|b| b.instructions.iter()).any(|i| crate::ir::used_ids(i).any(|u| u == v))
+        });
+        if !uses {
+            continue;
+        }
+        let loaded = ir.id();
+        let Some(f) = ir.m.functions.get_mut(fi) else { continue };
+        for i in f.blocks.iter_mut().flat_map(|b| b.instructions.iter_mut()) {
+            map_operand_ids(i, &|w| if w == v { loaded } else { w });
+        }
+        if let Some(b) = f.blocks.first_mut() {
+            // After the block's last OpVariable (OpLine may sit between them).
+            let at = b.instructions.iter().rposition(|i| i.class.opcode == Op::Variable).map_or(0, |k| k + 1);
+            b.instructions.insert(at, inst(Op::Load, Some(ptr_type), Some(loaded), vec![id(v)]));
+        }
+    }
+    v
+}
+
+/// `node_input_payload(i) -> u64`: the payload address of the workgroup's
+/// (or packed lane's) input record `i`, from where the prologue put them.
+fn address_function(ir: &mut Ir, cx: &Ctx, var: Word, per_workgroup: u32) -> Word {
+    let a = cx.abi;
+    let fty = ir.t_fn(a.u64, &[a.u32]);
+    let fid = ir.id();
+    let param = ir.id();
+    let mut func = Function::new();
+    func.def = Some(inst(
+        Op::Function,
+        Some(a.u64),
+        Some(fid),
+        vec![Operand::FunctionControl(FunctionControl::NONE), id(fty)],
+    ));
+    func.parameters.push(inst(Op::FunctionParameter, Some(a.u32), Some(param), vec![]));
+    func.end = Some(inst(Op::FunctionEnd, None, None, vec![]));
+    let label = ir.id();
+    let mut b = Body::new(label);
+    let value = if per_workgroup > 1 {
+        // Clamp: an index past the array reads the last gathered address.
+        let last = ir.c_u32(per_workgroup - 1);
+        let lt = b.bin(ir, Op::ULessThan, a.bool_, param, last);
+        let i = b.op(ir, Op::Select, a.u32, vec![id(lt), id(param), id(last)]);
+        let pw = ir.t_ptr(StorageClass::Workgroup, a.u64, None);
+        let p = b.op(ir, Op::AccessChain, pw, vec![id(var), id(i)]);
+        b.op(ir, Op::Load, a.u64, vec![id(p)])
+    } else {
+        b.op(ir, Op::Load, a.u64, vec![id(var)])
+    };
+    b.end(inst(Op::ReturnValue, None, None, vec![id(value)]), None);
+    func.blocks = b.finish();
+    ir.m.functions.push(func);
+    ir.name(fid, "node_input_payload");
+    fid
+}
+
+/// Rewrites access chains whose base is a payload array pointer.
+fn rewrite_chains(
+    ir: &mut Ir,
+    cx: &Ctx,
+    types: &crate::ir::IdMap<Word>,
+    input_ptrs: &HashSet<Word>,
+    output_ptrs: &HashSet<Word>,
+    in_rec_ptr: &HashMap<Word, Word>,
+    address_fn: Option<Word>,
+) -> Result<(), LowerError> {
+    let spec = &cx.opts.specialization;
     let zero = ir.c_u32(0);
-    let fcount = ir.m.functions.len();
-    for fi in 0..fcount {
+    for fi in 0..ir.m.functions.len() {
         let nblocks = ir.m.functions.get(fi).map(|f| f.blocks.len()).unwrap_or(0);
         for bi in 0..nblocks {
             let old = match ir.m.functions.get_mut(fi).and_then(|f| f.blocks.get_mut(bi)) {
@@ -173,33 +283,41 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
                     out.push(i);
                     continue;
                 };
-                if idx.is_empty() {
-                    // A chain with no index is a copy of the pointer.
-                    out.push(inst(Op::CopyObject, Some(rt), Some(rid), vec![id(base)]));
-                    continue;
-                }
                 if !is_in {
-                    let mut ops = vec![id(base)];
-                    ops.extend(idx);
-                    out.push(inst(Op::PtrAccessChain, Some(rt), Some(rid), ops));
+                    if idx.is_empty() {
+                        // A chain with no index is a copy of the pointer.
+                        out.push(inst(Op::CopyObject, Some(rt), Some(rid), vec![id(base)]));
+                    } else {
+                        let mut ops = vec![id(base)];
+                        ops.extend(idx);
+                        out.push(inst(Op::PtrAccessChain, Some(rt), Some(rid), ops));
+                    }
                     continue;
                 }
-                if op == Op::PtrAccessChain && i.operands.len() == 2 {
-                    // Stepping the RecordRef view itself.
-                    out.push(inst(Op::PtrAccessChain, Some(p_record), Some(rid), vec![id(base), idx.remove(0)]));
-                    continue;
-                }
-                let rr = ir.id();
-                let pa = ir.id();
+                let (Some(f), Some(first)) = (address_fn, idx.first().cloned()) else {
+                    return Err(LowerError::Unsupported {
+                        entry: cx.entry(),
+                        opcode: format!("Op{op:?}"),
+                        result_id: Some(rid),
+                        detail: "an access chain on the input payload array without an index".into(),
+                    });
+                };
+                idx.remove(0);
+                let index = match first {
+                    Operand::IdRef(w) => w,
+                    _ => zero,
+                };
+                // The index may be signed or narrower; the helper takes u32.
+                let ity = types.get(&index).copied();
+                let index = if ity.is_some_and(|t| t != cx.abi.u32) {
+                    let c = ir.id();
+                    out.push(inst(Op::Bitcast, Some(cx.abi.u32), Some(c), vec![id(index)]));
+                    c
+                } else {
+                    index
+                };
                 let addr = ir.id();
-                out.push(inst(Op::PtrAccessChain, Some(p_record), Some(rr), vec![id(base), idx.remove(0)]));
-                out.push(inst(Op::AccessChain, Some(p_u64), Some(pa), vec![id(rr), id(zero)]));
-                out.push(inst(
-                    Op::Load,
-                    Some(u64t),
-                    Some(addr),
-                    vec![id(pa), Operand::MemoryAccess(MemoryAccess::ALIGNED), crate::ir::lit(8)],
-                ));
+                out.push(inst(Op::FunctionCall, Some(cx.abi.u64), Some(addr), vec![id(f), id(index)]));
                 if idx.is_empty() {
                     out.push(inst(Op::ConvertUToPtr, Some(rt), Some(rid), vec![id(addr)]));
                 } else {
@@ -216,6 +334,5 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
             }
         }
     }
-    let plain = cx.facts.input_var.is_some() && cx.facts.input_array_type.is_none();
-    Ok(InputLowering { holder, ptr_type, plain })
+    Ok(())
 }

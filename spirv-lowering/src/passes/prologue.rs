@@ -1,77 +1,91 @@
-//! The launch-mode prologue of the entry point.
+//! The kernel's entry: a prologue, the node's own code, and an epilogue.
 //!
-//! Matches: the entry function's first block. Emits new first blocks (the
-//! original `OpVariable`s move into them) that compute the linear workgroup
-//! id from the real builtins, return early when it is past
-//! `NodeDispatch::workgroup_count` or past the record list, pick this
-//! workgroup's record(s) per launch mode (static grid: division; dynamic grid:
-//! binary search over `RecordRef::workgroup_start`; coalescing: `L*P`; packed
-//! thread nodes: `L*W + lane`), store the input pointer, record count,
-//! remaining recursion and grid size into their `Private` variables, store the
-//! application's view of WorkgroupId, NumWorkgroups, LocalInvocationId/Index,
-//! GlobalInvocationId, RemainingRecursionLevelsAMDX and ShaderIndexAMDX, then
-//! branch to the original first block. For packed thread nodes the
-//! `LocalSize` becomes (W, 1, 1). Afterwards the application's code runs
-//! unchanged with node semantics.
+//! Matches: the entry function. Emits a new entry function (it takes over the
+//! entry point's id, so the execution modes stay attached) that:
+//! 1. computes the linear workgroup id from the real builtins and whether the
+//!    node's code runs (`L < NodeDispatch::workgroup_count` and a record
+//!    left), picks this workgroup's record(s) per launch mode (static grid:
+//!    division; dynamic grid: binary search over the records' workgroup
+//!    starts; coalescing: `L*P`; packed thread nodes: `L*W + lane`), fetches
+//!    them (listed: the `RecordRef`; indexed: a record-index lookup of
+//!    (tag, key node, rank)) and stores the payload address(es) where the
+//!    payload pass reads them, the record count, remaining recursion and grid
+//!    size into their `Private` variables, and the application's view of
+//!    WorkgroupId, NumWorkgroups, LocalInvocationId/Index, GlobalInvocationId,
+//!    RemainingRecursionLevelsAMDX and ShaderIndexAMDX;
+//! 2. calls the original entry function (now an ordinary function) when the
+//!    node's code runs;
+//! 3. counts the workgroup done (`GraphContext::done`, after a barrier so
+//!    every invocation has finished) and, in the level's last workgroup,
+//!    calls the level finisher (see `finisher`).
+//!
+//! For packed thread nodes the `LocalSize` becomes (W, 1, 1). Afterwards the
+//! application's code runs unchanged with node semantics.
 
 use super::builtins::AppBuiltins;
-use super::node_ops::push_ptrs;
 use super::payload::InputLowering;
 use super::Ctx;
+use crate::abi::RECORDS_LISTED;
 use crate::analyze::LaunchMode;
 use crate::codegen::{f, Body};
 use crate::error::LowerError;
-use crate::ir::{id, inst, lit, op_id, Ir};
-use rspirv::dr::Operand;
-use spirv::{BuiltIn, Decoration, ExecutionMode, Op, StorageClass, Word};
+use crate::ir::{id, inst, lit, map_operand_ids, op_id, Ir};
+use crate::runtime::{self, ctx_parity_ptr, Push};
+use rspirv::dr::{Function, Operand};
+use spirv::{BuiltIn, Decoration, ExecutionMode, FunctionControl, Op, StorageClass, Word};
 
-pub fn run(ir: &mut Ir, cx: &Ctx, app: &AppBuiltins, input: InputLowering) -> Result<[u32; 3], LowerError> {
+/// What a fetched record left in the prologue's variables.
+struct Fetched {
+    payload: Word,
+    remaining: Word,
+    workgroup_start: Word,
+}
+
+pub fn run(
+    ir: &mut Ir,
+    cx: &Ctx,
+    app: &AppBuiltins,
+    input: InputLowering,
+    finisher: Word,
+) -> Result<[u32; 3], LowerError> {
     let a = cx.abi;
     let info = &cx.facts.info;
-    let fpos =
-        ir.m.functions
-            .iter()
-            .position(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(cx.facts.entry_fn))
-            .ok_or_else(|| LowerError::Invalid {
-                entry: cx.entry(),
-                opcode: "OpFunction".into(),
-                result_id: Some(cx.facts.entry_fn),
-                detail: "entry function has no body".into(),
-            })?;
-    let (orig_label, moved_vars) = {
-        let Some(first) = ir.m.functions.get_mut(fpos).and_then(|f| f.blocks.first_mut()) else {
-            return Err(LowerError::Invalid {
-                entry: cx.entry(),
-                opcode: "OpFunction".into(),
-                result_id: Some(cx.facts.entry_fn),
-                detail: "entry function has no blocks".into(),
-            });
-        };
-        // The leading OpVariables (and debug lines between them) must stay in the first block.
-        let n = first.instructions.iter().rposition(|i| i.class.opcode == Op::Variable).map_or(0, |k| k + 1);
-        let vars: Vec<_> = first.instructions.drain(..n).collect();
-        (first.label.as_ref().and_then(|l| l.result_id).unwrap_or(0), vars)
-    };
-    let start = ir.id();
-    let mut b = Body::new(start);
-    for v in moved_vars {
-        b.push(v);
-    }
-    let fptr = ir.t_ptr(StorageClass::Function, a.u32, None);
-    let (lo_v, hi_v) = (ir.id(), ir.id());
-    let dynamic = matches!(info.launch, LaunchMode::BroadcastDynamic { .. });
-    if dynamic {
-        for v in [lo_v, hi_v] {
-            b.push(inst(Op::Variable, Some(fptr), Some(v), vec![Operand::StorageClass(StorageClass::Function)]));
+    let entry = cx.facts.entry_fn;
+    // The original entry function becomes an ordinary function with a new id.
+    let inner = ir.id();
+    let fpos = ir.m.functions.iter().position(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry)).ok_or_else(
+        || LowerError::Invalid {
+            entry: cx.entry(),
+            opcode: "OpFunction".into(),
+            result_id: Some(entry),
+            detail: "entry function has no body".into(),
+        },
+    )?;
+    for func in &mut ir.m.functions {
+        if let Some(d) = func.def.as_mut().filter(|d| d.result_id == Some(entry)) {
+            d.result_id = Some(inner);
+        }
+        for i in func.blocks.iter_mut().flat_map(|b| b.instructions.iter_mut()) {
+            if i.class.opcode == Op::FunctionCall {
+                map_operand_ids(i, &|w| if w == entry { inner } else { w });
+            }
         }
     }
+    let fetched = Fetched {
+        payload: ir.global_var(StorageClass::Private, a.u64, "node_fetched_payload"),
+        remaining: ir.global_var(StorageClass::Private, a.u32, "node_fetched_remaining"),
+        workgroup_start: ir.global_var(StorageClass::Private, a.u32, "node_fetched_workgroup_start"),
+    };
+    let fetch = fetch_fn(ir, cx, &fetched);
+
+    let label = ir.id();
+    let mut b = Body::new(label);
     let zero = ir.c_u32(0);
     let one = ir.c_u32(1);
-    let (disp, _ctx) = push_ptrs(ir, cx, &mut b);
+    let push = runtime::push(ir, &a, &cx.push, &mut b);
+    let disp = push.dispatch;
     let wc = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_COUNT);
     let rc = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_RECORD_COUNT);
-    let rec_addr = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_RECORDS);
-    let records = b.addr_ptr(ir, a.p_record, rec_addr);
     let wg = b.op(ir, Op::Load, a.v3, vec![id(cx.real.wg)]);
     let nwg = b.op(ir, Op::Load, a.v3, vec![id(cx.real.nwg)]);
     let ex = |ir: &mut Ir, b: &mut Body, v: Word, k: u32| b.op(ir, Op::CompositeExtract, a.u32, vec![id(v), lit(k)]);
@@ -105,103 +119,274 @@ pub fn run(ir: &mut Ir, cx: &Ctx, app: &AppBuiltins, input: InputLowering) -> Re
         }
         _ => l,
     };
-    let past_wg = b.bin(ir, Op::UGreaterThanEqual, a.bool_, l, wc);
-    let past_rec = b.bin(ir, Op::UGreaterThanEqual, a.bool_, first, rc);
-    let exit = b.bin(ir, Op::LogicalOr, a.bool_, past_wg, past_rec);
-    let (ret, cont) = (ir.id(), ir.id());
-    b.push(inst(
-        Op::SelectionMerge,
-        None,
-        None,
-        vec![id(cont), Operand::SelectionControl(spirv::SelectionControl::NONE)],
-    ));
-    b.end(inst(Op::BranchConditional, None, None, vec![id(exit), id(ret), id(cont)]), Some(ret));
-    b.end(inst(Op::Return, None, None, vec![]), Some(cont));
+    let in_wg = b.bin(ir, Op::ULessThan, a.bool_, l, wc);
+    let in_rec = b.bin(ir, Op::ULessThan, a.bool_, first, rc);
+    let runs = b.bin(ir, Op::LogicalAnd, a.bool_, in_wg, in_rec);
+    let runs_var = b.local(ir, a.bool_, runs);
 
+    // Record selection and the Private variables the code reads.
     let ones = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(one), id(one), id(one)]);
     let zeros = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(zero), id(zero), id(zero)]);
-    // (record index, workgroup id in grid, grid, workgroups in grid, records here)
-    let (rec, wgid, grid, total, count) = match &info.launch {
+    let wgid_v = b.local(ir, a.v3, zeros);
+    let grid_v = b.local(ir, a.v3, ones);
+    let remaining_v = b.local(ir, a.u32, zero);
+    let coalesced = matches!(info.launch, LaunchMode::Coalescing { .. });
+    let m = b.begin_if(ir, runs);
+    let (wgid, grid, total, count) = match &info.launch {
         LaunchMode::BroadcastStatic { .. } => {
             let (g, gsz) = static_grid.unwrap_or(([one, one, one], one));
+            call(ir, &mut b, a.void, fetch, &[first]);
             let local = b.bin(ir, Op::UMod, a.u32, l, gsz);
             let wgid = decompose(ir, &mut b, cx, local, g[0], g[1]);
             let grid = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(g[0]), id(g[1]), id(g[2])]);
-            (first, wgid, grid, gsz, one)
+            (wgid, grid, gsz, one)
         }
         LaunchMode::BroadcastDynamic { .. } => {
-            // Binary search: last r with records[r].workgroup_start <= L.
-            b.store_plain(lo_v, zero);
-            b.store_plain(hi_v, rc);
-            let (hd, cond, body, cn, merge) = (ir.id(), ir.id(), ir.id(), ir.id(), ir.id());
-            b.end(inst(Op::Branch, None, None, vec![id(hd)]), Some(hd));
-            b.push(inst(
-                Op::LoopMerge,
-                None,
-                None,
-                vec![id(merge), id(cn), Operand::LoopControl(spirv::LoopControl::NONE)],
-            ));
-            b.end(inst(Op::Branch, None, None, vec![id(cond)]), Some(cond));
-            let lo = b.op(ir, Op::Load, a.u32, vec![id(lo_v)]);
-            let hi = b.op(ir, Op::Load, a.u32, vec![id(hi_v)]);
-            let span = b.bin(ir, Op::ISub, a.u32, hi, lo);
-            let more = b.bin(ir, Op::UGreaterThan, a.bool_, span, one);
-            b.end(inst(Op::BranchConditional, None, None, vec![id(more), id(body), id(merge)]), Some(body));
-            let half = b.bin(ir, Op::ShiftRightLogical, a.u32, span, one);
-            let mid = b.bin(ir, Op::IAdd, a.u32, lo, half);
-            let rr = b.elem(ir, a.p_record, records, mid);
-            let s = b.load_field(ir, &a, a.s_record(), rr, f::R_WORKGROUP_START);
-            let le = b.bin(ir, Op::ULessThanEqual, a.bool_, s, l);
-            let nlo = b.op(ir, Op::Select, a.u32, vec![id(le), id(mid), id(lo)]);
-            let nhi = b.op(ir, Op::Select, a.u32, vec![id(le), id(hi), id(mid)]);
-            b.store_plain(lo_v, nlo);
-            b.store_plain(hi_v, nhi);
-            b.end(inst(Op::Branch, None, None, vec![id(cn)]), Some(cn));
-            b.end(inst(Op::Branch, None, None, vec![id(hd)]), Some(merge));
-            let r = b.op(ir, Op::Load, a.u32, vec![id(lo_v)]);
-            let rr = b.elem(ir, a.p_record, records, r);
-            let start = b.load_field(ir, &a, a.s_record(), rr, f::R_WORKGROUP_START);
+            let r = search(ir, cx, &mut b, fetch, &fetched, rc, l);
+            call(ir, &mut b, a.void, fetch, &[r]);
+            let start = b.op(ir, Op::Load, a.u32, vec![id(fetched.workgroup_start)]);
             let local = b.bin(ir, Op::ISub, a.u32, l, start);
-            let payload = b.load_field(ir, &a, a.s_record(), rr, f::R_PAYLOAD);
+            let payload = b.op(ir, Op::Load, a.u64, vec![id(fetched.payload)]);
             let (gx, gy, gz) = read_grid(ir, &mut b, cx, payload)?;
             let wgid = decompose(ir, &mut b, cx, local, gx, gy);
             let grid = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(gx), id(gy), id(gz)]);
             let gxy = b.bin(ir, Op::IMul, a.u32, gx, gy);
             let total = b.bin(ir, Op::IMul, a.u32, gxy, gz);
-            (r, wgid, grid, total, one)
+            (wgid, grid, total, one)
         }
         LaunchMode::Coalescing { max_payloads } => {
             let p = ir.c_u32(*max_payloads);
             let left = b.bin(ir, Op::ISub, a.u32, rc, first);
             let lt = b.bin(ir, Op::ULessThan, a.bool_, left, p);
             let n = b.op(ir, Op::Select, a.u32, vec![id(lt), id(left), id(p)]);
-            (first, zeros, ones, one, n)
+            call(ir, &mut b, a.void, fetch, &[first]);
+            (zeros, ones, one, n)
         }
-        LaunchMode::Thread => (first, zeros, ones, one, one),
+        LaunchMode::Thread => {
+            call(ir, &mut b, a.void, fetch, &[first]);
+            (zeros, ones, one, one)
+        }
     };
-    let rr = b.elem(ir, a.p_record, records, rec);
-    let remaining = b.load_field(ir, &a, a.s_record(), rr, f::R_REMAINING);
+    let remaining = b.op(ir, Op::Load, a.u32, vec![id(fetched.remaining)]);
+    b.store_plain(remaining_v, remaining);
+    b.store_plain(wgid_v, wgid);
+    b.store_plain(grid_v, grid);
     b.store_plain(cx.vars.rec_count, count);
-    b.store_plain(cx.vars.remaining, remaining);
     b.store_plain(cx.vars.wg_total, total);
+    let payload = b.op(ir, Op::Load, a.u64, vec![id(fetched.payload)]);
     if let Some(h) = input.holder {
-        let v = if input.plain {
-            let payload = b.load_field(ir, &a, a.s_record(), rr, f::R_PAYLOAD);
-            b.addr_ptr(ir, input.ptr_type, payload)
-        } else {
-            // Same RecordRef element, typed as the holder's pointer type.
-            let base = b.addr_ptr(ir, input.ptr_type, rec_addr);
-            b.elem(ir, input.ptr_type, base, rec)
-        };
+        let v = b.addr_ptr(ir, input.ptr_type, payload);
         b.store_plain(h, v);
     }
-    // The application's builtins.
+    if let (Some(var), false) = (input.addresses, coalesced) {
+        b.store_plain(var, payload);
+    }
+    b.end_if(m);
+    if let (Some(var), true) = (input.addresses, coalesced) {
+        gather(ir, cx, &mut b, fetch, &fetched, var, input.per_workgroup, first, rc, runs);
+    }
+    let remaining = b.op(ir, Op::Load, a.u32, vec![id(remaining_v)]);
+    b.store_plain(cx.vars.remaining, remaining);
+    let wgid = b.op(ir, Op::Load, a.v3, vec![id(wgid_v)]);
+    let grid = b.op(ir, Op::Load, a.v3, vec![id(grid_v)]);
+    app_builtins(ir, cx, &mut b, app, wgid, grid, remaining, real_lidx);
+
+    // The node's own code.
+    let runs = b.op(ir, Op::Load, a.bool_, vec![id(runs_var)]);
+    let m = b.begin_if(ir, runs);
+    call(ir, &mut b, a.void, inner, &[]);
+    b.end_if(m);
+    epilogue(ir, cx, &mut b, &push, finisher);
+    b.end(inst(Op::Return, None, None, vec![]), None);
+
+    let fty = ir.t_fn(a.void, &[]);
+    let mut wrapper = Function::new();
+    wrapper.def = Some(inst(
+        Op::Function,
+        Some(a.void),
+        Some(entry),
+        vec![Operand::FunctionControl(FunctionControl::NONE), id(fty)],
+    ));
+    wrapper.end = Some(inst(Op::FunctionEnd, None, None, vec![]));
+    wrapper.blocks = b.finish();
+    ir.m.functions.insert(fpos, wrapper);
+    ir.name(inner, &format!("{}_node_code", cx.entry()));
+
+    if cx.packed {
+        ir.m.execution_modes.retain(|m| {
+            !(op_id(m, 0) == Some(entry)
+                && matches!(
+                    m.operands.get(1),
+                    Some(Operand::ExecutionMode(ExecutionMode::LocalSize | ExecutionMode::LocalSizeId))
+                ))
+        });
+        let w = cx.opts.thread_pack_width;
+        ir.m.execution_modes.push(inst(
+            Op::ExecutionMode,
+            None,
+            None,
+            vec![id(entry), Operand::ExecutionMode(ExecutionMode::LocalSize), lit(w), lit(1), lit(1)],
+        ));
+        ir.m.annotations.retain(|d| {
+            !(d.class.opcode == Op::Decorate
+                && matches!(d.operands.get(1), Some(Operand::Decoration(Decoration::BuiltIn)))
+                && matches!(d.operands.get(2), Some(Operand::BuiltIn(BuiltIn::WorkgroupSize))))
+        });
+        return Ok([w, 1, 1]);
+    }
+    Ok(info.workgroup_size)
+}
+
+fn call(ir: &mut Ir, b: &mut Body, ret: Word, f: Word, args: &[Word]) -> Word {
+    let mut ops = vec![id(f)];
+    ops.extend(args.iter().map(|a| id(*a)));
+    b.op(ir, Op::FunctionCall, ret, ops)
+}
+
+/// `node_fetch(r)`: record `r` of this node at this level into the fetched
+/// variables (listed: its `RecordRef`; indexed: a record-index lookup; a
+/// record the index does not hold reads the sink).
+fn fetch_fn(ir: &mut Ir, cx: &Ctx, out: &Fetched) -> Word {
+    let a = cx.abi;
+    let lookup = runtime::lookup_fn(ir, &a);
+    let (fid, ps, func, mut b) = runtime::begin_fn(ir, a.void, &[a.u32]);
+    let r = ps.first().copied().unwrap_or(0);
+    let push = runtime::push(ir, &a, &cx.push, &mut b);
+    let disp = push.dispatch;
+    let mode = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_MODE);
+    let listed_mode = ir.c_u32(RECORDS_LISTED);
+    let listed = b.bin(ir, Op::IEqual, a.bool_, mode, listed_mode);
+    let m = b.begin_if(ir, listed);
+    let list_addr = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_RECORDS);
+    let list = b.addr_ptr(ir, a.p_record, list_addr);
+    let rr = b.elem(ir, a.p_record, list, r);
+    for (field, var) in
+        [(f::R_PAYLOAD, out.payload), (f::R_WORKGROUP_START, out.workgroup_start), (f::R_REMAINING, out.remaining)]
+    {
+        let v = b.load_field(ir, &a, a.s_record(), rr, field);
+        b.store_plain(var, v);
+    }
+    b.end_if(m);
+    let indexed = b.op(ir, Op::LogicalNot, a.bool_, vec![id(listed)]);
+    let m2 = b.begin_if(ir, indexed);
+    let key = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_KEY_NODE);
+    let tag = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_TAG);
+    let ctx_addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
+    let s = call(ir, &mut b, a.u32, lookup, &[ctx_addr, tag, key, r]);
+    let none = ir.c_u32(u32::MAX);
+    let found = b.bin(ir, Op::INotEqual, a.bool_, s, none);
+    let zero = ir.c_u32(0);
+    let si = b.select(ir, a.u32, found, s, zero);
+    let table_addr = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_INDEX);
+    let table = b.addr_ptr(ir, a.p_slot, table_addr);
+    let sp = b.elem(ir, a.p_slot, table, si);
+    let off = b.load_field(ir, &a, a.s_slot(), sp, f::S_OFFSET);
+    let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_INPUT_BASE);
+    let off64 = b.op(ir, Op::UConvert, a.u64, vec![id(off)]);
+    let at = b.bin(ir, Op::IAdd, a.u64, base, off64);
+    let sink = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_SINK);
+    let payload = b.select(ir, a.u64, found, at, sink);
+    b.store_plain(out.payload, payload);
+    let wgs = b.load_field(ir, &a, a.s_slot(), sp, f::S_WORKGROUP_START);
+    b.store_plain(out.workgroup_start, wgs);
+    let rem = b.load_field(ir, &a, a.s_slot(), sp, f::S_REMAINING);
+    let rem = b.select(ir, a.u32, found, rem, zero);
+    b.store_plain(out.remaining, rem);
+    b.end_if(m2);
+    b.end(inst(Op::Return, None, None, vec![]), None);
+    runtime::finish_fn(ir, func, b, "node_fetch");
+    fid
+}
+
+/// Dynamic grids: the last record `r` whose workgroup start is `<= l`
+/// (binary search; the starts grow with the record number).
+fn search(ir: &mut Ir, cx: &Ctx, b: &mut Body, fetch: Word, fetched: &Fetched, rc: Word, l: Word) -> Word {
+    let a = cx.abi;
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let lo_v = b.local(ir, a.u32, zero);
+    let hi_v = b.local(ir, a.u32, rc);
+    let lp = b.begin_loop(ir);
+    let lo = b.op(ir, Op::Load, a.u32, vec![id(lo_v)]);
+    let hi = b.op(ir, Op::Load, a.u32, vec![id(hi_v)]);
+    let span = b.bin(ir, Op::ISub, a.u32, hi, lo);
+    let more = b.bin(ir, Op::UGreaterThan, a.bool_, span, one);
+    b.loop_test(&lp, more);
+    let half = b.bin(ir, Op::ShiftRightLogical, a.u32, span, one);
+    let mid = b.bin(ir, Op::IAdd, a.u32, lo, half);
+    call(ir, b, a.void, fetch, &[mid]);
+    let s = b.op(ir, Op::Load, a.u32, vec![id(fetched.workgroup_start)]);
+    let le = b.bin(ir, Op::ULessThanEqual, a.bool_, s, l);
+    let nlo = b.select(ir, a.u32, le, mid, lo);
+    let nhi = b.select(ir, a.u32, le, hi, mid);
+    b.store_plain(lo_v, nlo);
+    b.store_plain(hi_v, nhi);
+    b.end_loop(&lp);
+    b.op(ir, Op::Load, a.u32, vec![id(lo_v)])
+}
+
+/// Coalescing: the workgroup's invocations fetch its records' payload
+/// addresses into the Workgroup array (then a barrier, in uniform control flow).
+#[allow(clippy::too_many_arguments)]
+fn gather(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    fetch: Word,
+    fetched: &Fetched,
+    var: Word,
+    per_workgroup: u32,
+    first: Word,
+    rc: Word,
+    runs: Word,
+) {
+    let a = cx.abi;
+    let lidx = b.op(ir, Op::Load, a.u32, vec![id(cx.real.lidx)]);
+    let size = cx.facts.info.workgroup_size.iter().product::<u32>().max(1);
+    let step = ir.c_u32(size);
+    let p = ir.c_u32(per_workgroup);
+    let m = b.begin_if(ir, runs);
+    let tv = b.local(ir, a.u32, lidx);
+    let lp = b.begin_loop(ir);
+    let t = b.op(ir, Op::Load, a.u32, vec![id(tv)]);
+    let more = b.bin(ir, Op::ULessThan, a.bool_, t, p);
+    b.loop_test(&lp, more);
+    let r = b.bin(ir, Op::IAdd, a.u32, first, t);
+    let valid = b.bin(ir, Op::ULessThan, a.bool_, r, rc);
+    let m2 = b.begin_if(ir, valid);
+    call(ir, b, a.void, fetch, &[r]);
+    let payload = b.op(ir, Op::Load, a.u64, vec![id(fetched.payload)]);
+    let pw = ir.t_ptr(StorageClass::Workgroup, a.u64, None);
+    let slot = b.op(ir, Op::AccessChain, pw, vec![id(var), id(t)]);
+    b.store_plain(slot, payload);
+    b.end_if(m2);
+    let t1 = b.bin(ir, Op::IAdd, a.u32, t, step);
+    b.store_plain(tv, t1);
+    b.end_loop(&lp);
+    b.end_if(m);
+    b.workgroup_barrier(ir);
+}
+
+/// Stores the application's view of the builtins it reads.
+#[allow(clippy::too_many_arguments)]
+fn app_builtins(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    app: &AppBuiltins,
+    wgid: Word,
+    grid: Word,
+    remaining: Word,
+    real_lidx: Word,
+) {
+    let a = cx.abi;
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let zeros = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(zero), id(zero), id(zero)]);
     let (lid, lidx) =
         if cx.packed { (zeros, zero) } else { (b.op(ir, Op::Load, a.v3, vec![id(cx.real.lid)]), real_lidx) };
     let wgs = match (cx.facts.wg_size_ids, cx.packed) {
         (Some(ids), false) => ids,
         (None, false) => {
-            let s = info.workgroup_size;
+            let s = cx.facts.info.workgroup_size;
             [ir.c_u32(s[0]), ir.c_u32(s[1]), ir.c_u32(s[2])]
         }
         (_, true) => [one, one, one],
@@ -223,37 +408,36 @@ pub fn run(ir: &mut Ir, cx: &Ctx, app: &AppBuiltins, input: InputLowering) -> Re
         let v = if *ty != vty { b.op(ir, Op::Bitcast, *ty, vec![id(v)]) } else { v };
         b.store_plain(*var, v);
     }
-    b.end(inst(Op::Branch, None, None, vec![id(orig_label)]), None);
-    let mut blocks = b.finish();
-    if let Some(func) = ir.m.functions.get_mut(fpos) {
-        blocks.append(&mut func.blocks);
-        func.blocks = blocks;
-    }
+}
 
-    if cx.packed {
-        let ef = cx.facts.entry_fn;
-        ir.m.execution_modes.retain(|m| {
-            !(op_id(m, 0) == Some(ef)
-                && matches!(
-                    m.operands.get(1),
-                    Some(Operand::ExecutionMode(ExecutionMode::LocalSize | ExecutionMode::LocalSizeId))
-                ))
-        });
-        let w = cx.opts.thread_pack_width;
-        ir.m.execution_modes.push(inst(
-            Op::ExecutionMode,
-            None,
-            None,
-            vec![id(ef), Operand::ExecutionMode(ExecutionMode::LocalSize), lit(w), lit(1), lit(1)],
-        ));
-        ir.m.annotations.retain(|d| {
-            !(d.class.opcode == Op::Decorate
-                && matches!(d.operands.get(1), Some(Operand::Decoration(Decoration::BuiltIn)))
-                && matches!(d.operands.get(2), Some(Operand::BuiltIn(BuiltIn::WorkgroupSize))))
-        });
-        return Ok([w, 1, 1]);
-    }
-    Ok(info.workgroup_size)
+/// Counts the workgroup done; the level's last workgroup runs the finisher.
+fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, finisher: Word) {
+    let a = cx.abi;
+    let zero = ir.c_u32(0);
+    let one = ir.c_u32(1);
+    let last_var = ir.global_var(StorageClass::Workgroup, a.u32, "node_level_last");
+    b.workgroup_barrier(ir);
+    let lidx = b.op(ir, Op::Load, a.u32, vec![id(cx.real.lidx)]);
+    let l0 = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
+    let m = b.begin_if(ir, l0);
+    // Release this workgroup's writes (records, counters) and acquire every
+    // other workgroup's before the last one reads the counters.
+    let done_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_DONE, push.odd, false);
+    let acq_rel_uniform = 0x8 | 0x40; // AcquireRelease | UniformMemory
+    let before = b.atomic_sem(ir, Op::AtomicIAdd, a.u32, done_p, one, acq_rel_uniform);
+    let launched_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_LAUNCHED, push.odd, false);
+    let launched = b.load(ir, a.u32, launched_p, 4);
+    let now = b.bin(ir, Op::IAdd, a.u32, before, one);
+    let last = b.bin(ir, Op::IEqual, a.bool_, now, launched);
+    let flag = b.select(ir, a.u32, last, one, zero);
+    b.store_plain(last_var, flag);
+    b.end_if(m);
+    b.workgroup_barrier(ir);
+    let flag = b.op(ir, Op::Load, a.u32, vec![id(last_var)]);
+    let last = b.bin(ir, Op::INotEqual, a.bool_, flag, zero);
+    let m = b.begin_if(ir, last);
+    call(ir, b, a.void, finisher, &[]);
+    b.end_if(m);
 }
 
 /// `local` -> (x, y, z) in a grid of width gx and height gy, x fastest.

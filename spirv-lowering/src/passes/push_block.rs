@@ -1,11 +1,12 @@
 //! The node push block.
 //!
 //! Matches: the application's `PushConstant` variable used by the entry point,
-//! if any. Emits: a copy of its struct type with two `u64` members
-//! (`NodePush::dispatch`, `NodePush::ctx`) at `push_offset` and `push_offset+8`,
-//! the variable retyped to it; or, with no application block, a new `Block`
-//! struct and variable. Afterwards the entry point has exactly one push-constant
-//! variable and [`PushVar`] says how to reach the two addresses.
+//! if any. Emits: a copy of its struct type with the members of
+//! `abi::NodePush` (`dispatch`, `ctx`: u64; `level`, `slot`: u32) from
+//! `push_offset` on, the variable retyped to it; or, with no application
+//! block, a new `Block` struct and variable. Afterwards the entry point has
+//! exactly one push-constant variable and [`PushVar`] says how to reach the
+//! members.
 
 use crate::analyze::EntryFacts;
 use crate::error::LowerError;
@@ -20,17 +21,22 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, Copy)]
 pub struct PushVar {
     pub var: Word,
-    /// Member index of `NodePush::dispatch` (`ctx` is the next one).
+    /// Member index of `NodePush::dispatch` (`ctx`, `level`, `slot` follow).
     pub member: u32,
     /// `OpTypePointer PushConstant u64`.
     pub ptr_u64: Word,
+    /// `OpTypePointer PushConstant u32`.
+    pub ptr_u32: Word,
 }
+
+/// Bytes of `abi::NodePush`.
+const SIZE: u32 = std::mem::size_of::<crate::abi::NodePush>() as u32;
 
 pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<PushVar, LowerError> {
     let entry = facts.info.name.clone();
     let off = opts.push_offset;
-    let size = 16u32;
-    // Both members must be addressable: off + 16 must not wrap.
+    let size = SIZE;
+    // Every member must be addressable: off + size must not wrap.
     let end = off.saturating_add(size);
     if end > opts.max_push_constants_size || off > u32::MAX - size {
         return Err(LowerError::PushBlockDoesNotFit { entry, offset: off, size, max: opts.max_push_constants_size });
@@ -39,7 +45,11 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<PushV
         return Err(LowerError::BadPushOffset { entry, offset: off, detail: "not a multiple of 8".into() });
     }
     let u64t = ir.t_u64();
+    let u32t = ir.t_u32();
     let ptr_u64 = ir.t_ptr(StorageClass::PushConstant, u64t, None);
+    let ptr_u32 = ir.t_ptr(StorageClass::PushConstant, u32t, None);
+    let members = [id(u64t), id(u64t), id(u32t), id(u32t)];
+    let offsets = [off, off + 8, off + 16, off + 20];
     // Push-constant variables referenced by the remaining (reachable) functions.
     let used: HashSet<Word> =
         ir.m.functions
@@ -54,13 +64,14 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<PushV
     });
     let Some(app_var) = app_var.cloned() else {
         let s = ir.id();
-        ir.m.types_global_values.push(inst(Op::TypeStruct, None, Some(s), vec![id(u64t), id(u64t)]));
-        ir.member_decorate(s, 0, Decoration::Offset, vec![lit(off)]);
-        ir.member_decorate(s, 1, Decoration::Offset, vec![lit(off + 8)]);
+        ir.m.types_global_values.push(inst(Op::TypeStruct, None, Some(s), members.to_vec()));
+        for (k, o) in offsets.iter().enumerate() {
+            ir.member_decorate(s, k as u32, Decoration::Offset, vec![lit(*o)]);
+        }
         ir.decorate(s, Decoration::Block, vec![]);
         ir.name(s, "NodePush");
         let var = ir.global_var(StorageClass::PushConstant, s, "node_push");
-        return Ok(PushVar { var, member: 0, ptr_u64 });
+        return Ok(PushVar { var, member: 0, ptr_u64, ptr_u32 });
     };
     let var = app_var.result_id.unwrap_or(0);
     let spec = &opts.specialization;
@@ -88,10 +99,9 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<PushV
     }
     let n = old.operands.len() as u32;
     let s = ir.id();
-    let mut members = old.operands.clone();
-    members.push(id(u64t));
-    members.push(id(u64t));
-    ir.m.types_global_values.push(inst(Op::TypeStruct, None, Some(s), members));
+    let mut all = old.operands.clone();
+    all.extend(members);
+    ir.m.types_global_values.push(inst(Op::TypeStruct, None, Some(s), all));
     // Copy member decorations and names, then the struct's own decorations.
     let copies: Vec<_> =
         ir.m.annotations
@@ -112,11 +122,12 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<PushV
         }
         ir.m.debug_names.push(a);
     }
-    ir.member_decorate(s, n, Decoration::Offset, vec![lit(off)]);
-    ir.member_decorate(s, n + 1, Decoration::Offset, vec![lit(off + 8)]);
+    for (k, o) in offsets.iter().enumerate() {
+        ir.member_decorate(s, n + k as u32, Decoration::Offset, vec![lit(*o)]);
+    }
     let pt = ir.t_ptr(StorageClass::PushConstant, s, None);
     if let Some(v) = ir.m.types_global_values.iter_mut().find(|i| i.result_id == Some(var)) {
         v.result_type = Some(pt);
     }
-    Ok(PushVar { var, member: n, ptr_u64 })
+    Ok(PushVar { var, member: n, ptr_u64, ptr_u32 })
 }

@@ -21,17 +21,25 @@ pub struct Gpu {
     pub has16: bool,
 }
 
-/// Offsets of the scratch areas inside the one buffer.
+/// Offsets of the scratch areas inside the one buffer (ABI version 3).
 pub mod at {
     pub const CTX: usize = 0;
-    pub const DISPATCH: usize = 256;
-    pub const RECORDS: usize = 1024;
+    pub const LEVEL_STATUS: usize = 256;
+    /// `NodeDispatch`es of level parity 0 (8 node slots at most), then parity 1.
+    pub const DISPATCH: usize = 512;
+    pub const DISPATCH1: usize = 1024;
+    pub const RECORDS: usize = 2048;
     pub const INPUTS: usize = 8192;
-    pub const NODE_COUNTS: usize = 16384;
-    pub const LINKS: usize = 16640;
-    pub const NODES: usize = 16896;
-    pub const SLOTS: usize = 17152;
-    pub const ENTRIES: usize = 32768;
+    /// `u64` record counters of parity 0, then parity 1.
+    pub const COUNTS: usize = 16384;
+    pub const COUNTS1: usize = 16384 + 128;
+    pub const SCHEDULES: usize = 16640;
+    pub const LINKS: usize = 17152;
+    pub const NODES: usize = 17408;
+    pub const SLOTS: usize = 17664;
+    /// The record index: [`INDEX_SLOTS`] slots of 24 bytes.
+    pub const INDEX: usize = 32768;
+    pub const INDEX_SLOTS: usize = 1024;
     pub const SINK: usize = 65536;
     pub const RING: usize = 131072;
     pub const UAV: usize = 1 << 20;
@@ -72,7 +80,16 @@ impl Gpu {
             let qfs = unsafe { instance.get_physical_device_queue_family_properties(pd) };
             let Some(qf) = qfs.iter().position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE)) else { continue };
             let qf = qf as u32;
-            let mut e12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+            if f12.shader_buffer_int64_atomics == 0 || f12.scalar_block_layout == 0 {
+                continue;
+            }
+            let mm = f12.vulkan_memory_model != 0 && f12.vulkan_memory_model_device_scope != 0;
+            let mut e12 = vk::PhysicalDeviceVulkan12Features::default()
+                .buffer_device_address(true)
+                .shader_buffer_int64_atomics(true)
+                .scalar_block_layout(true)
+                .vulkan_memory_model(mm)
+                .vulkan_memory_model_device_scope(mm);
             // 16-bit payload members (u16 dispatch grids) where the device has them.
             let has16 = base.shader_int16 != 0 && f11.storage_buffer16_bit_access != 0;
             let mut e11 = vk::PhysicalDeviceVulkan11Features::default().storage_buffer16_bit_access(has16);
@@ -134,7 +151,10 @@ impl Gpu {
             gpu.bytes().fill(0);
             return Ok(gpu);
         }
-        Err(format!("no physical device with Vulkan 1.3 + bufferDeviceAddress + shaderInt64 among {names:?}"))
+        Err(format!(
+            "no physical device with Vulkan 1.3 + bufferDeviceAddress + shaderInt64 + shaderBufferInt64Atomics \
+             + scalarBlockLayout among {names:?}"
+        ))
     }
 
     /// The mapped buffer.
@@ -166,8 +186,14 @@ impl Gpu {
     }
 
     /// Runs `entry` of `words` once with set 0 binding 0 = the UAV area,
-    /// `NodePush` at `push_offset`, and `groups` workgroups.
+    /// `NodePush` at `push_offset` (the `NodeDispatch` at `at::DISPATCH`,
+    /// level 0), and `groups` workgroups.
     pub fn run(&self, words: &[u32], entry: &str, push_offset: u32, groups: [u32; 3]) {
+        self.run_at(words, entry, push_offset, groups, at::DISPATCH, 0);
+    }
+
+    /// [`Self::run`] with the node's `NodeDispatch` at `dispatch` and `level` pushed.
+    pub fn run_at(&self, words: &[u32], entry: &str, push_offset: u32, groups: [u32; 3], dispatch: usize, level: u32) {
         let d = &self.device;
         let c = CString::new(entry).unwrap();
         // SAFETY: straightforward object creation and one submission on handles created here.
@@ -184,7 +210,7 @@ impl Gpu {
             let ranges = [vk::PushConstantRange::default()
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 .offset(0)
-                .size(push_offset + 16)];
+                .size(push_offset + 24)];
             let layouts = [dsl];
             let pl = d
                 .create_pipeline_layout(
@@ -232,9 +258,12 @@ impl Gpu {
             d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default()).unwrap();
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipe);
             d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, pl, 0, &[set], &[]);
+            // NodePush: this node's dispatch, the context, level 0, its slot.
             let mut push = vec![];
-            push.extend(self.addr(at::DISPATCH).to_le_bytes());
+            push.extend(self.addr(dispatch).to_le_bytes());
             push.extend(self.addr(at::CTX).to_le_bytes());
+            push.extend(level.to_le_bytes());
+            push.extend(self.get32(dispatch + 20).to_le_bytes());
             d.cmd_push_constants(cb, pl, vk::ShaderStageFlags::COMPUTE, push_offset, &push);
             d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
             d.end_command_buffer(cb).unwrap();
