@@ -272,6 +272,17 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
         }
         wg_size_ids = Some(ids);
     }
+    // Vulkan caps a workgroup far below this (maxComputeWorkGroupInvocations);
+    // the driver reports that limit, here only sizes nothing could run are refused.
+    let invocations = workgroup_size.iter().try_fold(1u32, |n, v| n.checked_mul(*v));
+    if !invocations.is_some_and(|n| n > 0) {
+        return Err(LowerError::Invalid {
+            entry: e(),
+            opcode: "OpExecutionMode".into(),
+            result_id: None,
+            detail: format!("workgroup size {workgroup_size:?} is zero or has more than 2^32 invocations"),
+        });
+    }
 
     // Ids and storage used by reachable code.
     let mut used: HashSet<Word> = HashSet::new();

@@ -176,16 +176,15 @@ pub fn insert_fn(ir: &mut Ir, a: &Abi) -> Word {
     fid
 }
 
-/// `node_index_lookup(ctx, tag, node, rank) -> u32`: the slot index holding
-/// the record, or `0xFFFFFFFF` when it is not within `INDEX_MAX_PROBES`.
+/// `node_index_lookup(table, mask, tag, node, rank) -> u32`: the slot index
+/// holding the record, or `0xFFFFFFFF` when it is not within
+/// `INDEX_MAX_PROBES`. `table` and `mask` are `GraphContext::index` and
+/// `index_mask` (loaded once by the caller).
 pub fn lookup_fn(ir: &mut Ir, a: &Abi) -> Word {
     let u = a.u32;
-    let (fid, ps, func, mut b) = begin_fn(ir, u, &[a.u64, u, u, u]);
-    let (ctx_addr, tag, node, rank) = (ps[0], ps[1], ps[2], ps[3]);
-    let ctx = b.addr_ptr(ir, a.p_ctx, ctx_addr);
-    let table_addr = b.load_field(ir, a, a.s_ctx(), ctx, f::C_INDEX);
+    let (fid, ps, func, mut b) = begin_fn(ir, u, &[a.u64, u, u, u, u]);
+    let (table_addr, mask, tag, node, rank) = (ps[0], ps[1], ps[2], ps[3], ps[4]);
     let table = b.addr_ptr(ir, a.p_slot, table_addr);
-    let mask = b.load_field(ir, a, a.s_ctx(), ctx, f::C_INDEX_MASK);
     let one = ir.c_u32(1);
     let zero = ir.c_u32(0);
     let none = ir.c_u32(u32::MAX);

@@ -76,13 +76,13 @@ pub fn run(
         remaining: ir.global_var(StorageClass::Private, a.u32, "node_fetched_remaining"),
         workgroup_start: ir.global_var(StorageClass::Private, a.u32, "node_fetched_workgroup_start"),
     };
-    let fetch = fetch_fn(ir, cx, &fetched);
 
     let label = ir.id();
     let mut b = Body::new(label);
     let zero = ir.c_u32(0);
     let one = ir.c_u32(1);
     let push = runtime::push(ir, &a, &cx.push, &mut b);
+    let src = Source::load(ir, cx, &mut b, &push);
     let disp = push.dispatch;
     let wc = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_COUNT);
     let rc = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_RECORD_COUNT);
@@ -135,15 +135,15 @@ pub fn run(
     let (wgid, grid, total, count) = match &info.launch {
         LaunchMode::BroadcastStatic { .. } => {
             let (g, gsz) = static_grid.unwrap_or(([one, one, one], one));
-            call(ir, &mut b, a.void, fetch, &[first]);
+            src.fetch(ir, cx, &mut b, &fetched, first);
             let local = b.bin(ir, Op::UMod, a.u32, l, gsz);
             let wgid = decompose(ir, &mut b, cx, local, g[0], g[1]);
             let grid = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(g[0]), id(g[1]), id(g[2])]);
             (wgid, grid, gsz, one)
         }
         LaunchMode::BroadcastDynamic { .. } => {
-            let r = search(ir, cx, &mut b, fetch, &fetched, rc, l);
-            call(ir, &mut b, a.void, fetch, &[r]);
+            let r = search(ir, cx, &mut b, &src, rc, l);
+            src.fetch(ir, cx, &mut b, &fetched, r);
             let start = b.op(ir, Op::Load, a.u32, vec![id(fetched.workgroup_start)]);
             let local = b.bin(ir, Op::ISub, a.u32, l, start);
             let payload = b.op(ir, Op::Load, a.u64, vec![id(fetched.payload)]);
@@ -159,11 +159,11 @@ pub fn run(
             let left = b.bin(ir, Op::ISub, a.u32, rc, first);
             let lt = b.bin(ir, Op::ULessThan, a.bool_, left, p);
             let n = b.op(ir, Op::Select, a.u32, vec![id(lt), id(left), id(p)]);
-            call(ir, &mut b, a.void, fetch, &[first]);
+            src.fetch(ir, cx, &mut b, &fetched, first);
             (zeros, ones, one, n)
         }
         LaunchMode::Thread => {
-            call(ir, &mut b, a.void, fetch, &[first]);
+            src.fetch(ir, cx, &mut b, &fetched, first);
             (zeros, ones, one, one)
         }
     };
@@ -183,7 +183,7 @@ pub fn run(
     }
     b.end_if(m);
     if let (Some(var), true) = (input.addresses, coalesced) {
-        gather(ir, cx, &mut b, fetch, &fetched, var, input.per_workgroup, first, rc, runs);
+        gather(ir, cx, &mut b, &src, &fetched, var, input.per_workgroup, first, rc, runs);
     }
     let remaining = b.op(ir, Op::Load, a.u32, vec![id(remaining_v)]);
     b.store_plain(cx.vars.remaining, remaining);
@@ -243,68 +243,121 @@ fn call(ir: &mut Ir, b: &mut Body, ret: Word, f: Word, args: &[Word]) -> Word {
     b.op(ir, Op::FunctionCall, ret, ops)
 }
 
-/// `node_fetch(r)`: record `r` of this node at this level into the fetched
-/// variables (listed: its `RecordRef`; indexed: a record-index lookup; a
-/// record the index does not hold reads the sink).
-fn fetch_fn(ir: &mut Ir, cx: &Ctx, out: &Fetched) -> Word {
-    let a = cx.abi;
-    let lookup = runtime::lookup_fn(ir, &a);
-    let (fid, ps, func, mut b) = runtime::begin_fn(ir, a.void, &[a.u32]);
-    let r = ps.first().copied().unwrap_or(0);
-    let push = runtime::push(ir, &a, &cx.push, &mut b);
-    let disp = push.dispatch;
-    let mode = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_MODE);
-    let listed_mode = ir.c_u32(RECORDS_LISTED);
-    let listed = b.bin(ir, Op::IEqual, a.bool_, mode, listed_mode);
-    let m = b.begin_if(ir, listed);
-    let list_addr = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_RECORDS);
-    let list = b.addr_ptr(ir, a.p_record, list_addr);
-    let rr = b.elem(ir, a.p_record, list, r);
-    for (field, var) in
-        [(f::R_PAYLOAD, out.payload), (f::R_WORKGROUP_START, out.workgroup_start), (f::R_REMAINING, out.remaining)]
-    {
-        let v = b.load_field(ir, &a, a.s_record(), rr, field);
-        b.store_plain(var, v);
+/// What fetching a record needs, loaded once by the prologue (the dispatch's
+/// fields and the record index's location) so that the searches below do
+/// not reload them at every step.
+struct Source {
+    /// `bool`: records are listed (`RecordRef`s), not indexed.
+    listed: Word,
+    /// Listed: address of the `RecordRef` array.
+    records: Word,
+    /// Indexed: the key node, tag and ring half of the records.
+    key: Word,
+    tag: Word,
+    input_base: Word,
+    /// Indexed: the index table's address and mask.
+    table: Word,
+    mask: Word,
+    /// Where a record the index does not hold reads from.
+    sink: Word,
+    /// `node_index_lookup`.
+    lookup: Word,
+}
+
+impl Source {
+    fn load(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push) -> Source {
+        let a = cx.abi;
+        let d = push.dispatch;
+        let mode = b.load_field(ir, &a, a.s_dispatch(), d, f::D_MODE);
+        let listed_mode = ir.c_u32(RECORDS_LISTED);
+        let listed = b.bin(ir, Op::IEqual, a.bool_, mode, listed_mode);
+        Source {
+            listed,
+            records: b.load_field(ir, &a, a.s_dispatch(), d, f::D_RECORDS),
+            key: b.load_field(ir, &a, a.s_dispatch(), d, f::D_KEY_NODE),
+            tag: b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_TAG),
+            input_base: b.load_field(ir, &a, a.s_dispatch(), d, f::D_INPUT_BASE),
+            table: b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_INDEX),
+            mask: b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_INDEX_MASK),
+            sink: b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_SINK),
+            lookup: runtime::lookup_fn(ir, &a),
+        }
     }
-    b.end_if(m);
-    let indexed = b.op(ir, Op::LogicalNot, a.bool_, vec![id(listed)]);
-    let m2 = b.begin_if(ir, indexed);
-    let key = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_KEY_NODE);
-    let tag = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_TAG);
-    let ctx_addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
-    let s = call(ir, &mut b, a.u32, lookup, &[ctx_addr, tag, key, r]);
-    let none = ir.c_u32(u32::MAX);
-    let found = b.bin(ir, Op::INotEqual, a.bool_, s, none);
-    let zero = ir.c_u32(0);
-    let si = b.select(ir, a.u32, found, s, zero);
-    let table_addr = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_INDEX);
-    let table = b.addr_ptr(ir, a.p_slot, table_addr);
-    let sp = b.elem(ir, a.p_slot, table, si);
-    let off = b.load_field(ir, &a, a.s_slot(), sp, f::S_OFFSET);
-    let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_INPUT_BASE);
-    let off64 = b.op(ir, Op::UConvert, a.u64, vec![id(off)]);
-    let at = b.bin(ir, Op::IAdd, a.u64, base, off64);
-    let sink = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_SINK);
-    let payload = b.select(ir, a.u64, found, at, sink);
-    b.store_plain(out.payload, payload);
-    let wgs = b.load_field(ir, &a, a.s_slot(), sp, f::S_WORKGROUP_START);
-    b.store_plain(out.workgroup_start, wgs);
-    let rem = b.load_field(ir, &a, a.s_slot(), sp, f::S_REMAINING);
-    let rem = b.select(ir, a.u32, found, rem, zero);
-    b.store_plain(out.remaining, rem);
-    b.end_if(m2);
-    b.end(inst(Op::Return, None, None, vec![]), None);
-    runtime::finish_fn(ir, func, b, "node_fetch");
-    fid
+
+    /// Pointer to listed record `r`.
+    fn listed_ref(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, r: Word) -> Word {
+        let a = cx.abi;
+        let list = b.addr_ptr(ir, a.p_record, self.records);
+        b.elem(ir, a.p_record, list, r)
+    }
+
+    /// Indexed: the index slot holding record `r` and whether it was found.
+    fn indexed_slot(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, r: Word) -> (Word, Word) {
+        let a = cx.abi;
+        let s = call(ir, b, a.u32, self.lookup, &[self.table, self.mask, self.tag, self.key, r]);
+        let none = ir.c_u32(u32::MAX);
+        let found = b.bin(ir, Op::INotEqual, a.bool_, s, none);
+        let zero = ir.c_u32(0);
+        let si = b.select(ir, a.u32, found, s, zero);
+        let table = b.addr_ptr(ir, a.p_slot, self.table);
+        (b.elem(ir, a.p_slot, table, si), found)
+    }
+
+    /// Record `r` of this node at this level into the fetched variables
+    /// (a record the index does not hold reads the sink).
+    fn fetch(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, out: &Fetched, r: Word) {
+        let a = cx.abi;
+        let m = b.begin_if(ir, self.listed);
+        let rr = self.listed_ref(ir, cx, b, r);
+        for (field, var) in
+            [(f::R_PAYLOAD, out.payload), (f::R_WORKGROUP_START, out.workgroup_start), (f::R_REMAINING, out.remaining)]
+        {
+            let v = b.load_field(ir, &a, a.s_record(), rr, field);
+            b.store_plain(var, v);
+        }
+        b.end_if(m);
+        let indexed = b.op(ir, Op::LogicalNot, a.bool_, vec![id(self.listed)]);
+        let m2 = b.begin_if(ir, indexed);
+        let (sp, found) = self.indexed_slot(ir, cx, b, r);
+        let off = b.load_field(ir, &a, a.s_slot(), sp, f::S_OFFSET);
+        let off64 = b.op(ir, Op::UConvert, a.u64, vec![id(off)]);
+        let at = b.bin(ir, Op::IAdd, a.u64, self.input_base, off64);
+        let payload = b.select(ir, a.u64, found, at, self.sink);
+        b.store_plain(out.payload, payload);
+        let wgs = b.load_field(ir, &a, a.s_slot(), sp, f::S_WORKGROUP_START);
+        b.store_plain(out.workgroup_start, wgs);
+        let rem = b.load_field(ir, &a, a.s_slot(), sp, f::S_REMAINING);
+        let zero = ir.c_u32(0);
+        let rem = b.select(ir, a.u32, found, rem, zero);
+        b.store_plain(out.remaining, rem);
+        b.end_if(m2);
+    }
+
+    /// The first workgroup of record `r` (dynamic grids), into `var`.
+    fn workgroup_start(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, var: Word, r: Word) {
+        let a = cx.abi;
+        let m = b.begin_if(ir, self.listed);
+        let rr = self.listed_ref(ir, cx, b, r);
+        let v = b.load_field(ir, &a, a.s_record(), rr, f::R_WORKGROUP_START);
+        b.store_plain(var, v);
+        b.end_if(m);
+        let indexed = b.op(ir, Op::LogicalNot, a.bool_, vec![id(self.listed)]);
+        let m2 = b.begin_if(ir, indexed);
+        let (sp, _) = self.indexed_slot(ir, cx, b, r);
+        let v = b.load_field(ir, &a, a.s_slot(), sp, f::S_WORKGROUP_START);
+        b.store_plain(var, v);
+        b.end_if(m2);
+    }
 }
 
 /// Dynamic grids: the last record `r` whose workgroup start is `<= l`
 /// (binary search; the starts grow with the record number).
-fn search(ir: &mut Ir, cx: &Ctx, b: &mut Body, fetch: Word, fetched: &Fetched, rc: Word, l: Word) -> Word {
+fn search(ir: &mut Ir, cx: &Ctx, b: &mut Body, src: &Source, rc: Word, l: Word) -> Word {
     let a = cx.abi;
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
     let lo_v = b.local(ir, a.u32, zero);
     let hi_v = b.local(ir, a.u32, rc);
+    let start_v = b.local(ir, a.u32, zero);
     let lp = b.begin_loop(ir);
     let lo = b.op(ir, Op::Load, a.u32, vec![id(lo_v)]);
     let hi = b.op(ir, Op::Load, a.u32, vec![id(hi_v)]);
@@ -313,8 +366,8 @@ fn search(ir: &mut Ir, cx: &Ctx, b: &mut Body, fetch: Word, fetched: &Fetched, r
     b.loop_test(&lp, more);
     let half = b.bin(ir, Op::ShiftRightLogical, a.u32, span, one);
     let mid = b.bin(ir, Op::IAdd, a.u32, lo, half);
-    call(ir, b, a.void, fetch, &[mid]);
-    let s = b.op(ir, Op::Load, a.u32, vec![id(fetched.workgroup_start)]);
+    src.workgroup_start(ir, cx, b, start_v, mid);
+    let s = b.op(ir, Op::Load, a.u32, vec![id(start_v)]);
     let le = b.bin(ir, Op::ULessThanEqual, a.bool_, s, l);
     let nlo = b.select(ir, a.u32, le, mid, lo);
     let nhi = b.select(ir, a.u32, le, hi, mid);
@@ -331,7 +384,7 @@ fn gather(
     ir: &mut Ir,
     cx: &Ctx,
     b: &mut Body,
-    fetch: Word,
+    src: &Source,
     fetched: &Fetched,
     var: Word,
     per_workgroup: u32,
@@ -353,7 +406,7 @@ fn gather(
     let r = b.bin(ir, Op::IAdd, a.u32, first, t);
     let valid = b.bin(ir, Op::ULessThan, a.bool_, r, rc);
     let m2 = b.begin_if(ir, valid);
-    call(ir, b, a.void, fetch, &[r]);
+    src.fetch(ir, cx, b, fetched, r);
     let payload = b.op(ir, Op::Load, a.u64, vec![id(fetched.payload)]);
     let pw = ir.t_ptr(StorageClass::Workgroup, a.u64, None);
     let slot = b.op(ir, Op::AccessChain, pw, vec![id(var), id(t)]);
