@@ -417,6 +417,21 @@ impl Ir {
         w
     }
 
+    /// A `Private` variable starting at the constant `init` (declared first).
+    pub fn private_var_init(&mut self, pointee: Word, init: Word, name: &str) -> Word {
+        let sc = StorageClass::Private;
+        let pt = self.t_ptr(sc, pointee, None);
+        let w = self.id();
+        self.m.types_global_values.push(inst(
+            Op::Variable,
+            Some(pt),
+            Some(w),
+            vec![Operand::StorageClass(sc), id(init)],
+        ));
+        self.name(w, name);
+        w
+    }
+
     /// Map from every result id to its result type (globals, params, function bodies).
     pub fn type_map(&self) -> IdMap<Word> {
         let mut map = IdMap::default();

@@ -56,7 +56,42 @@ struct Helpers {
     finish: Option<Word>,
     shared_u64: Option<Word>,
     shared_u32: Option<Word>,
+    cache: Option<AllocCache>,
     new_fns: Vec<Function>,
+}
+
+/// `Private` copies of the last allocation's header, so that enqueueing
+/// what was just allocated (the usual case) does not read the header back
+/// from memory: a round trip on the path to the next level.
+#[derive(Clone, Copy)]
+struct AllocCache {
+    /// Address of the first record (`u64`; 0: nothing cached).
+    addr: Word,
+    slot: Word,
+    count: Word,
+    remaining: Word,
+    flags: Word,
+}
+
+impl AllocCache {
+    fn get(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> AllocCache {
+        if let Some(c) = h.cache {
+            return c;
+        }
+        let a = cx.abi;
+        let none = ir.c_u64(0);
+        let addr = ir.private_var_init(a.u64, none, "node_alloc_cached_address");
+        let mut var = |ty: Word, name: &str| ir.global_var(StorageClass::Private, ty, name);
+        let c = AllocCache {
+            addr,
+            slot: var(a.u32, "node_alloc_cached_slot"),
+            count: var(a.u32, "node_alloc_cached_count"),
+            remaining: var(a.u32, "node_alloc_cached_remaining"),
+            flags: var(a.u32, "node_alloc_cached_flags"),
+        };
+        h.cache = Some(c);
+        c
+    }
 }
 
 pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError> {
@@ -69,6 +104,7 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
         finish: None,
         shared_u64: None,
         shared_u32: None,
+        cache: None,
         new_fns: vec![],
     };
     let types = ir.type_map();
@@ -365,6 +401,12 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     }
     let c16 = ir.c_u64(16);
     let rec = b.bin(ir, Op::IAdd, a.u64, addr, c16);
+    let cache = AllocCache::get(ir, cx, h);
+    for (var, v) in
+        [(cache.addr, rec), (cache.slot, hslot), (cache.count, cc), (cache.remaining, trem), (cache.flags, zero)]
+    {
+        b.store_plain(var, v);
+    }
     if track {
         // for (j = 0; j < cc; j++) counter(j) = 0
         let jv = ir.id();
@@ -449,6 +491,11 @@ fn alloc_wg(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     barrier(ir, &mut b);
     let v = b.op(ir, Op::Load, a.u64, vec![id(sh)]);
     barrier(ir, &mut b);
+    // Invocation 0 cached the header; the others only need to know it is
+    // not theirs to enqueue.
+    let cache = AllocCache::get(ir, cx, h);
+    b.store_plain(cache.addr, v);
+    b.store_plain(cache.flags, flag);
     b.end(inst(Op::ReturnValue, None, None, vec![id(v)]), None);
     finish_fn(h, func, b);
     ir.name(fid, &format!("node_output{k}_allocate_workgroup"));
@@ -464,13 +511,7 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
     let insert = *h.insert.get_or_insert_with(|| runtime::insert_fn(ir, &a));
     let (fid, ps, func, mut b) = begin_fn(ir, a.void, &[a.u64]);
     let addr = ps.first().copied().unwrap_or(0);
-    let c16 = ir.c_u64(16);
-    let ha = b.bin(ir, Op::ISub, a.u64, addr, c16);
-    let hp = b.addr_ptr(ir, a.p_header, ha);
-    let slot = b.load_field(ir, &a, a.s_header(), hp, f::H_SLOT);
-    let cnt = b.load_field(ir, &a, a.s_header(), hp, f::H_COUNT);
-    let rem = b.load_field(ir, &a, a.s_header(), hp, f::H_REMAINING);
-    let flags = b.load_field(ir, &a, a.s_header(), hp, f::H_FLAGS);
+    let [slot, cnt, rem, flags] = header(ir, cx, h, &mut b, addr);
     let zero = ir.c_u32(0);
     let one = ir.c_u32(1);
     let wgf = ir.c_u32(ALLOC_FLAG_WORKGROUP);
@@ -573,6 +614,36 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
     ir.name(fid, "node_enqueue");
     h.enqueue = Some(fid);
     fid
+}
+
+/// The allocation header of the records at `addr`: (slot, count, remaining,
+/// flags), from the cache when `addr` is the last allocation's, else from memory.
+fn header(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, b: &mut Body, addr: Word) -> [Word; 4] {
+    let a = cx.abi;
+    let cache = AllocCache::get(ir, cx, h);
+    let fields = [
+        (cache.slot, f::H_SLOT),
+        (cache.count, f::H_COUNT),
+        (cache.remaining, f::H_REMAINING),
+        (cache.flags, f::H_FLAGS),
+    ];
+    let vals = fields.map(|(var, _)| {
+        let v = b.op(ir, Op::Load, a.u32, vec![id(var)]);
+        b.local(ir, a.u32, v)
+    });
+    let cached = b.op(ir, Op::Load, a.u64, vec![id(cache.addr)]);
+    let hit = b.bin(ir, Op::IEqual, a.bool_, cached, addr);
+    let miss = b.op(ir, Op::LogicalNot, a.bool_, vec![id(hit)]);
+    let m = b.begin_if(ir, miss);
+    let c16 = ir.c_u64(16);
+    let ha = b.bin(ir, Op::ISub, a.u64, addr, c16);
+    let hp = b.addr_ptr(ir, a.p_header, ha);
+    for (local, (_, field)) in vals.iter().zip(fields) {
+        let v = b.load_field(ir, &a, a.s_header(), hp, field);
+        b.store_plain(*local, v);
+    }
+    b.end_if(m);
+    vals.map(|local| b.op(ir, Op::Load, a.u32, vec![id(local)]))
 }
 
 /// `addr + j * stride` as a u64 address.
