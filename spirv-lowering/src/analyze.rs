@@ -275,7 +275,7 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
     // Vulkan caps a workgroup far below this (maxComputeWorkGroupInvocations);
     // the driver reports that limit, here only sizes nothing could run are refused.
     let invocations = workgroup_size.iter().try_fold(1u32, |n, v| n.checked_mul(*v));
-    if !invocations.is_some_and(|n| n > 0) {
+    if invocations.is_none_or(|n| n == 0) {
         return Err(LowerError::Invalid {
             entry: e(),
             opcode: "OpExecutionMode".into(),

@@ -417,6 +417,15 @@ impl Ir {
         w
     }
 
+    /// Declares `cap` unless the module already does.
+    pub fn require_capability(&mut self, cap: spirv::Capability) {
+        let has =
+            self.m.capabilities.iter().any(|c| matches!(c.operands.first(), Some(Operand::Capability(k)) if *k == cap));
+        if !has {
+            self.m.capabilities.push(inst(Op::Capability, None, None, vec![Operand::Capability(cap)]));
+        }
+    }
+
     /// A `Private` variable starting at the constant `init` (declared first).
     pub fn private_var_init(&mut self, pointee: Word, init: Word, name: &str) -> Word {
         let sc = StorageClass::Private;

@@ -39,10 +39,15 @@ pub struct LowerOptions {
     pub shader_index: u32,
     /// The application's specialization constants (SpecId -> value).
     pub specialization: SpecMap,
+    /// The device runs subgroup arithmetic and ballot operations in compute
+    /// shaders (`VkPhysicalDeviceSubgroupProperties`): output allocations are
+    /// then made with one atomic per subgroup instead of one per invocation.
+    pub subgroup_ops: bool,
 }
 
 impl LowerOptions {
-    /// Options for `entry` with a 128-byte push space, push block at 0, no packing.
+    /// Options for `entry` with a 128-byte push space, push block at 0, no
+    /// packing, subgroup operations on.
     pub fn new(entry: &str) -> Self {
         LowerOptions {
             entry_point: entry.to_string(),
@@ -51,6 +56,7 @@ impl LowerOptions {
             thread_pack_width: 1,
             shader_index: 0,
             specialization: SpecMap::new(),
+            subgroup_ops: true,
         }
     }
 }

@@ -252,9 +252,22 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         has_maintenance5: lists(c"VK_KHR_maintenance5"),
         max_push_constants_size: props.limits.max_push_constants_size,
         timestamp_period: props.limits.timestamp_period,
+        subgroup_ops: can_query2 && props.api_version >= vk::API_VERSION_1_1 && subgroup_ops(instance, pd),
         // SAFETY: valid physical device.
         memory_properties: unsafe { fp.get_physical_device_memory_properties(pd) },
     }
+}
+
+/// Whether compute shaders have the subgroup operations the lowering's
+/// allocation uses (Vulkan 1.1 guarantees only the basic ones).
+fn subgroup_ops(instance: &InstanceState, pd: vk::PhysicalDevice) -> bool {
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+    // SAFETY: valid physical device, a chain of output structures on the stack.
+    unsafe { (instance.dispatch.get_properties2_khr)(pd, &mut props2) };
+    let needed =
+        vk::SubgroupFeatureFlags::BASIC | vk::SubgroupFeatureFlags::ARITHMETIC | vk::SubgroupFeatureFlags::BALLOT;
+    subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE) && subgroup.supported_operations.contains(needed)
 }
 
 /// # Safety

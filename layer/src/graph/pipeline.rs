@@ -259,6 +259,7 @@ pub fn create_graph(
             thread_pack_width: THREAD_PACK_WIDTH,
             shader_index: node.decl.index,
             specialization: spec_map(stage),
+            subgroup_ops: device.physical.subgroup_ops,
         };
         let lowered = spirv_lowering::lower(&stage.words, &options)
             .map_err(|error| GraphError::Lower { node: node.decl.name.clone(), error })?;

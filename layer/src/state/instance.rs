@@ -29,6 +29,9 @@ pub(crate) struct PhysicalDeviceState {
     pub max_push_constants_size: u32,
     /// `VkPhysicalDeviceLimits::timestampPeriod` (ns a tick).
     pub timestamp_period: f32,
+    /// Compute shaders have subgroup arithmetic and ballot operations
+    /// (`LowerOptions::subgroup_ops`).
+    pub subgroup_ops: bool,
     pub memory_properties: ash::vk::PhysicalDeviceMemoryProperties,
 }
 
