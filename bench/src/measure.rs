@@ -23,12 +23,12 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Full (`quick` false: 5 warm-up, 50 runs) or quick (2 warm-up, 20 runs).
+    /// Full (`quick` false: 20 warm-up, 50 runs) or quick (2 warm-up, 20 runs).
     pub fn new(quick: bool) -> Self {
         if quick {
             Self { warmup: 2, runs: 20, quick }
         } else {
-            Self { warmup: 5, runs: 50, quick }
+            Self { warmup: 20, runs: 50, quick }
         }
     }
 }
@@ -68,15 +68,28 @@ pub fn timed_cb(
     Ok(cb)
 }
 
-/// Submits `cb` `warmup + runs` times; the GPU microseconds of the measured runs.
-pub fn sample(gpu: &Gpu, cb: vk::CommandBuffer, timer: &Timer<'_>, s: &Settings) -> Result<Vec<f64>, String> {
+/// Submits each of `cbs` `warmup + runs` times, taking turns, so that the
+/// graph and its baseline run under the same clocks (a GPU that idles
+/// between short submissions changes clocks from one second to the next;
+/// measured one after the other, the two sides saw different ones); the GPU
+/// microseconds of each one's measured runs.
+pub fn sample_interleaved<const N: usize>(
+    gpu: &Gpu,
+    cbs: [vk::CommandBuffer; N],
+    timer: &Timer<'_>,
+    s: &Settings,
+) -> Result<[Vec<f64>; N], String> {
     for _ in 0..s.warmup {
-        gpu.submit_and_wait(cb)?;
+        for cb in cbs {
+            gpu.submit_and_wait(cb)?;
+        }
     }
-    let mut out = Vec::with_capacity(s.runs as usize);
+    let mut out: [Vec<f64>; N] = std::array::from_fn(|_| Vec::with_capacity(s.runs as usize));
     for _ in 0..s.runs {
-        gpu.submit_and_wait(cb)?;
-        out.push(timer.micros()?);
+        for (cb, samples) in cbs.iter().zip(out.iter_mut()) {
+            gpu.submit_and_wait(*cb)?;
+            samples.push(timer.micros()?);
+        }
     }
     Ok(out)
 }

@@ -11,7 +11,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeDispatch
     uint indirect_z;
     uint workgroup_count;
     uint record_count;
-    uint node_slot;
+    uint workgroup_base;  // first workgroup among the level's launches (done groups)
     uint mode;            // RECORDS_* below
     uint key_node;        // whose records the node reads
     uint64_t records;     // listed: [RecordRef; record_count]
@@ -51,6 +51,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContext
     uint64_t level_status;
     uint tag;
     uint reserved;
+    uint64_t done_groups; // the node kernels' done-group counters
 };
 
 // abi::NodeSchedule, 40 bytes.

@@ -70,6 +70,6 @@ void main() {
         d.indirect_x = split.x;
         d.indirect_y = split.y;
         d.indirect_z = split.z;
-        atomicAdd(pc.ctx.launched0, split.x * split.y * split.z);
+        d.workgroup_base = atomicAdd(pc.ctx.launched0, split.x * split.y * split.z);
     }
 }

@@ -3,8 +3,9 @@
 // entry_records.comp: turns the per-node record counts into each node's
 // record slice and dispatch arguments (except for dynamic-grid broadcast
 // nodes, see gridscan.comp) and resets the counters. One workgroup.
-// Sums the workgroups launched at level 0 for the kernels' level finisher
-// (gridscan.comp adds those of dynamic-grid nodes).
+// Sums the workgroups launched at level 0 for the kernels' level finisher,
+// each node's range of them its workgroup base (gridscan.comp adds those of
+// dynamic-grid nodes).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #define SCAN_SIZE 256u
@@ -23,17 +24,11 @@ layout(push_constant) uniform Push {
     uint64_t counts;             // [node_count] u32 records per node (entry_rank.comp)
 } pc;
 
-shared uint launched;
-
 void main() {
     uint t = gl_LocalInvocationIndex;
     uint node_count = pc.ctx.node_count;
     uint capacity = pc.record_capacity;
     Words counts = Words(pc.counts);
-    if (t == 0u) {
-        launched = 0u;
-    }
-    barrier();
     uint running_total = 0u;
     for (uint chunk = 0u; chunk < node_count; chunk += SCAN_SIZE) {
         uint n = chunk + t;
@@ -54,7 +49,8 @@ void main() {
     for (uint n = t; n < node_count; n += SCAN_SIZE) {
         NodeDispatchRef d = pc.dispatches[n];
         if (pc.schedules[n].mode != SCHEDULE_DYNAMIC) {
-            atomicAdd(launched, d.indirect_x * d.indirect_y * d.indirect_z);
+            // Disjoint workgroup numbers for the node kernels' done groups.
+            d.workgroup_base = atomicAdd(pc.ctx.launched0, d.indirect_x * d.indirect_y * d.indirect_z);
         }
     }
     barrier();
@@ -62,7 +58,6 @@ void main() {
         if (running_total > capacity) {
             atomicOr(pc.ctx.status, STATUS_RECORD_OVERFLOW);
         }
-        atomicAdd(pc.ctx.launched0, launched);
         Words(pc.level_status).w[0] = pc.ctx.status;
     }
 }

@@ -5,7 +5,6 @@
 void write_dispatch(NodeDispatchRef d, NodeScheduleRef s, uint node, uint64_t records, uint count) {
     d.record_count = count;
     d.records = records;
-    d.node_slot = node;
     d.mode = RECORDS_LISTED;
     d.key_node = node;
     uint groups = 0u;

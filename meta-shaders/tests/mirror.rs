@@ -97,7 +97,7 @@ fn glsl_blocks_mirror_the_rust_structures() {
                 8,
                 offset_of!(NodeDispatch, workgroup_count),
                 offset_of!(NodeDispatch, record_count),
-                offset_of!(NodeDispatch, node_slot),
+                offset_of!(NodeDispatch, workgroup_base),
                 offset_of!(NodeDispatch, mode),
                 offset_of!(NodeDispatch, key_node),
                 offset_of!(NodeDispatch, records),
@@ -132,6 +132,7 @@ fn glsl_blocks_mirror_the_rust_structures() {
                 offset_of!(GraphContext, level_status),
                 offset_of!(GraphContext, tag),
                 offset_of!(GraphContext, _reserved),
+                offset_of!(GraphContext, done_groups),
             ],
         ),
         (

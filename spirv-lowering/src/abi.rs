@@ -40,10 +40,15 @@
 //! order) and publishes each in the record index under the key
 //! (`GraphContext::tag` + 1, node, rank). The node kernels of the next level
 //! find record `i` of their node by looking up (tag, node, i). Every
-//! workgroup, when done, counts itself in `GraphContext::done`; the last
-//! workgroup of a level (`done` reaching `launched`) is the *finisher*: it
+//! workgroup, when done, counts itself in its done group (linear workgroup id
+//! plus `NodeDispatch::workgroup_base`, modulo [`DONE_GROUPS`]); the workgroup that completes a group resets the
+//! group's counter and counts the group in `GraphContext::done`; the last
+//! workgroup of a level (`done` reaching the number of groups that had
+//! workgroups, `min(launched, DONE_GROUPS)`) is the *finisher*: it
 //! turns the counters into the next level's [`NodeDispatch`]es, resets what
-//! the next level counts with, and advances the tag. Level 0 of a dispatch is
+//! the next level counts with, and advances the tag. (One counter for every
+//! workgroup would serialize a level of two million small workgroups on one
+//! address: about a millisecond on an H100.) Level 0 of a dispatch is
 //! written by the host or the entry meta passes, in list mode (a
 //! [`RecordRef`] per record).
 //!
@@ -88,6 +93,14 @@ pub const ALLOC_FLAG_WORKGROUP: u32 = 1;
 pub const RECORDS_LISTED: u32 = 0;
 /// [`NodeDispatch::mode`]: records are found in the record index.
 pub const RECORDS_INDEXED: u32 = 1;
+/// Groups the workgroups of a level are counted done in (see the module doc).
+pub const DONE_GROUPS: u32 = 64;
+/// Words between two done-group counters: 256 bytes, so that they fall in
+/// different cache lines (and memory partitions) instead of queueing on one.
+pub const DONE_GROUP_STRIDE_WORDS: u32 = 64;
+/// Bytes of the done-group counters of both parities.
+pub const DONE_GROUPS_BYTES: u64 = 2 * DONE_GROUPS as u64 * DONE_GROUP_STRIDE_WORDS as u64 * 4;
+
 /// Slots a lookup or an insertion into the record index probes at most.
 pub const INDEX_MAX_PROBES: u32 = 256;
 /// [`NodeSchedule::mode`]: broadcast with a static grid.
@@ -137,8 +150,10 @@ pub struct NodeDispatch {
     pub workgroup_count: u32,
     /// Input records of this node at this level.
     pub record_count: u32,
-    /// This node's slot.
-    pub node_slot: u32,
+    /// Number of this launch's first workgroup among all the workgroups
+    /// launched at the level (every launch of a level gets a disjoint range
+    /// in `[0, GraphContext::launched)`): the workgroups' done groups.
+    pub workgroup_base: u32,
     /// [`RECORDS_LISTED`] or [`RECORDS_INDEXED`].
     pub mode: u32,
     /// Whose records the node reads: its own slot, or for a
@@ -224,6 +239,10 @@ pub struct GraphContext {
     pub tag: u32,
     /// Zero.
     pub _reserved: u32,
+    /// Device address of the done-group counters: per parity p,
+    /// [`DONE_GROUPS`] `u32` counters, counter g at word
+    /// `(p * DONE_GROUPS + g) * DONE_GROUP_STRIDE_WORDS` (see the module doc).
+    pub done_groups: u64,
 }
 
 /// One per (node, output declared in its SPIR-V), in `NodeShaderInfo::outputs` order.
@@ -303,7 +322,7 @@ const _: () = assert!(offset_of!(NodePush, slot) == 20);
 const _: () = assert!(size_of::<NodeDispatch>() == 48);
 const _: () = assert!(offset_of!(NodeDispatch, workgroup_count) == 12);
 const _: () = assert!(offset_of!(NodeDispatch, record_count) == 16);
-const _: () = assert!(offset_of!(NodeDispatch, node_slot) == 20);
+const _: () = assert!(offset_of!(NodeDispatch, workgroup_base) == 20);
 const _: () = assert!(offset_of!(NodeDispatch, mode) == 24);
 const _: () = assert!(offset_of!(NodeDispatch, key_node) == 28);
 const _: () = assert!(offset_of!(NodeDispatch, records) == 32);
@@ -314,7 +333,8 @@ const _: () = assert!(offset_of!(RecordRef, remaining_recursion) == 12);
 const _: () = assert!(size_of::<IndexSlot>() == 24);
 const _: () = assert!(offset_of!(IndexSlot, offset) == 12);
 const _: () = assert!(offset_of!(IndexSlot, remaining_recursion) == 20);
-const _: () = assert!(size_of::<GraphContext>() == 144);
+const _: () = assert!(size_of::<GraphContext>() == 152);
+const _: () = assert!(offset_of!(GraphContext, done_groups) == 144);
 const _: () = assert!(offset_of!(GraphContext, ring_top) == 16);
 const _: () = assert!(offset_of!(GraphContext, ring_capacity) == 24);
 const _: () = assert!(offset_of!(GraphContext, node_count) == 28);
@@ -384,6 +404,7 @@ pub mod spirv_layout {
         (U64, 128),
         (U32, 136),
         (U32, 140),
+        (U64, 144),
     ];
     pub const OUTPUT_LINK: &[(Field, u32)] = &[(U64, 0), (U32, 8), (U32, 12)];
     pub const NODE_INFO: &[(Field, u32)] = &[(U32, 0), (U32, 4), (U32, 8), (U32, 12)];

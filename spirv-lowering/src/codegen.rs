@@ -78,7 +78,7 @@ impl Abi {
         let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 48);
         let (record, p_record) = decl(ir, "RecordRef", L::RECORD_REF, 16);
         let (slot, p_slot) = decl(ir, "IndexSlot", L::INDEX_SLOT, 24);
-        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 144);
+        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 152);
         let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
         let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
         let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 40);
@@ -142,7 +142,7 @@ pub mod f {
     pub const D_INDIRECT: u32 = 0;
     pub const D_WORKGROUP_COUNT: u32 = 1;
     pub const D_RECORD_COUNT: u32 = 2;
-    pub const D_NODE_SLOT: u32 = 3;
+    pub const D_WORKGROUP_BASE: u32 = 3;
     pub const D_MODE: u32 = 4;
     pub const D_KEY_NODE: u32 = 5;
     pub const D_RECORDS: u32 = 6;
@@ -173,6 +173,7 @@ pub mod f {
     pub const C_LAUNCHED: u32 = 19; // + parity
     pub const C_LEVEL_STATUS: u32 = 21;
     pub const C_TAG: u32 = 22;
+    pub const C_DONE_GROUPS: u32 = 24;
     pub const L_SLOTS: u32 = 0;
     pub const L_SLOT_COUNT: u32 = 1;
     pub const N_FIRST_LINK: u32 = 0;

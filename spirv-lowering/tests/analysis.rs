@@ -163,7 +163,7 @@ fn abi_spirv_mirror_matches_repr_c() {
             offset_of!(abi::NodeDispatch, indirect),
             offset_of!(abi::NodeDispatch, workgroup_count),
             offset_of!(abi::NodeDispatch, record_count),
-            offset_of!(abi::NodeDispatch, node_slot),
+            offset_of!(abi::NodeDispatch, workgroup_base),
             offset_of!(abi::NodeDispatch, mode),
             offset_of!(abi::NodeDispatch, key_node),
             offset_of!(abi::NodeDispatch, records),
@@ -204,7 +204,12 @@ fn abi_spirv_mirror_matches_repr_c() {
     ]);
     want.extend(pair(offset_of!(G, done), 4));
     want.extend(pair(offset_of!(G, launched), 4));
-    want.extend([offset_of!(G, level_status), offset_of!(G, tag), offset_of!(G, _reserved)]);
+    want.extend([
+        offset_of!(G, level_status),
+        offset_of!(G, tag),
+        offset_of!(G, _reserved),
+        offset_of!(G, done_groups),
+    ]);
     assert_eq!(offsets(L::GRAPH_CONTEXT), want);
     assert_eq!(end(L::GRAPH_CONTEXT), size_of::<G>());
     assert_eq!(end(L::OUTPUT_LINK), size_of::<abi::OutputLink>());

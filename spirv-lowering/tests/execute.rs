@@ -90,7 +90,7 @@ fn setup(g: &mut Gpu, s: &Setup) {
     let d = at::DISPATCH;
     g.put32(d + 12, s.workgroup_count);
     g.put32(d + 16, n as u32);
-    g.put32(d + 20, s.node_slot);
+    g.put32(d + 20, 0); // workgroup base
     g.put32(d + 24, RECORDS_LISTED);
     g.put32(d + 28, s.node_slot);
     let a = g.addr(at::RECORDS);
@@ -137,6 +137,8 @@ fn setup(g: &mut Gpu, s: &Setup) {
     let a = g.addr(at::LEVEL_STATUS);
     g.put64(c + 128, a);
     g.put32(c + 136, TAG);
+    let a = g.addr(at::DONE_GROUPS);
+    g.put64(c + 144, a);
 }
 
 /// A record the kernel published in the record index.
@@ -276,7 +278,8 @@ fn the_last_workgroup_sets_up_the_next_level() {
     assert_eq!((g.get32(at::CTX + 124), g.get32(at::CTX + 116)), (2, 0), "launched and done at level 1");
     let d1 = at::DISPATCH1 + 48;
     let words: Vec<u32> = (0..8).map(|k| g.get32(d1 + 4 * k)).collect();
-    assert_eq!(words, vec![2, 1, 1, 2, 10, 1, RECORDS_INDEXED, 1], "node 1 at level 1: 8 records a workgroup");
+    // (Workgroup base 0: the other nodes launch nothing.)
+    assert_eq!(words, vec![2, 1, 1, 2, 10, 0, RECORDS_INDEXED, 1], "node 1 at level 1: 8 records a workgroup");
     assert_eq!(g.get64(d1 + 40), g.get64(at::CTX), "input base: ring half 0");
     assert_eq!(g.get64(at::COUNTS1 + 8), 0, "level 1 counts from zero");
     // Level 1: secondNode adds each record's increment to UAV[recordIndex].

@@ -80,8 +80,10 @@ impl<'d> Ctx<'d> {
         words: usize,
         model: Option<&[u32]>,
     ) -> Result<(Vec<f64>, Vec<f64>), String> {
-        let (g_samples, g_out) = self.measure(graph, words)?;
-        let (b_samples, b_out) = self.measure(baseline, words)?;
+        let (g_cb, g_host) = self.timed(graph, words)?;
+        let (b_cb, b_host) = self.timed(baseline, words)?;
+        let [g_samples, b_samples] = measure::sample_interleaved(self.gpu, [g_cb, b_cb], &self.timer, &self.settings)?;
+        let (g_out, b_out) = (g_host.read_u32(words)?, b_host.read_u32(words)?);
         if let Some(i) = (0..words).find(|&i| g_out[i] != b_out[i]) {
             return Err(format!(
                 "{name}: the graph and the baseline differ at word {i}: graph {}, baseline {}",
@@ -99,7 +101,8 @@ impl<'d> Ctx<'d> {
         Ok((g_samples, b_samples))
     }
 
-    fn measure(&self, side: Side<'_, '_>, words: usize) -> Result<(Vec<f64>, Vec<u32>), String> {
+    /// The side's command buffer and the host buffer its output lands in.
+    fn timed(&self, side: Side<'_, '_>, words: usize) -> Result<(vk::CommandBuffer, Buffer<'d>), String> {
         let gpu = self.gpu;
         let bytes = 4 * words as u64;
         let host = cmd::host_buffer(gpu, bytes)?;
@@ -121,8 +124,7 @@ impl<'d> Ctx<'d> {
                 cmd::transfer_to_host(gpu, cb);
             },
         )?;
-        let samples = measure::sample(gpu, cb, &self.timer, &self.settings)?;
-        Ok((samples, host.read_u32(words)?))
+        Ok((cb, host))
     }
 }
 

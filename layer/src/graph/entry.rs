@@ -79,12 +79,13 @@ pub(super) fn entry_level(
             }
             .min(u64::from(u32::MAX)) as u32;
             let indirect = meta_shaders::split_groups(groups);
+            let workgroup_base = level.launched;
             level.launched = level.launched.saturating_add(indirect[0].saturating_mul(indirect[1]));
             let dispatch = NodeDispatch {
                 indirect,
                 workgroup_count: groups,
                 record_count: count,
-                node_slot: n as u32,
+                workgroup_base,
                 mode: RECORDS_LISTED,
                 key_node: slot as u32,
                 records,

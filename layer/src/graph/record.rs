@@ -21,7 +21,7 @@ use crate::state::command_buffer::CommandBufferState;
 use crate::state::DeviceState;
 use ash::vk;
 use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
-use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush};
+use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTES};
 use std::collections::BTreeSet;
 
 pub use super::entry::EntryInput;
@@ -149,12 +149,16 @@ impl Dispatch<'_> {
             level_status: base + fixed.level_status,
             tag: 0,
             _reserved: 0,
+            done_groups: base + fixed.done_groups,
         };
         self.r.update(fixed.context, &words_of(&context_words(&context)));
+        let done_groups = std::mem::offset_of!(GraphContext, done_groups) as u64;
+        let address = context.done_groups;
+        self.r.update(fixed.context + done_groups, &words_of(&[address as u32, (address >> 32) as u32]));
         // Both parities' dispatches are adjacent, and so are the counters
-        // (with the entry passes' counters after them).
+        // (with the entry passes' counters and the done groups after them).
         self.r.fill_zero(fixed.dispatches[0], 2 * n * std::mem::size_of::<NodeDispatch>() as u64);
-        self.r.fill_zero(fixed.counts[0], 2 * 8 * n + 4 * n);
+        self.r.fill_zero(fixed.counts[0], fixed.done_groups + DONE_GROUPS_BYTES - fixed.counts[0]);
         self.r.fill_zero(fixed.level_status, 4 * u64::from(STATUS_WORDS));
     }
 

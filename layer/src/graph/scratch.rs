@@ -9,6 +9,7 @@
 //! | NodeSchedule x N | NodeInfo x N     | | record index (IndexSlot x 2^k)       |
 //! | OutputLink x L | slot tables        | +--------------------------------------+
 //! | u64 counters x N x 2 | u32 x N      |
+//! | done-group counters                 |
 //! | sink                                |
 //! +-------------------------------------+
 //! ```
@@ -30,6 +31,7 @@
 use super::link::Graph;
 use spirv_lowering::abi::{
     GraphContext, IndexSlot, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, RecordRef, ALLOC_ALIGN,
+    DONE_GROUPS_BYTES, DONE_GROUP_STRIDE_WORDS,
 };
 use std::mem::size_of;
 
@@ -75,6 +77,9 @@ pub struct FixedLayout {
     pub counts: [u64; 2],
     /// `u32` record counters of the entry passes (level 0 from device infos).
     pub entry_counts: u64,
+    /// The done-group counters (`abi::DONE_GROUPS_BYTES`, right after the
+    /// entry counters and aligned to their stride).
+    pub done_groups: u64,
     pub sink: u64,
     pub sink_size: u64,
     /// First byte after the fixed part (a multiple of [`GRANULARITY`]).
@@ -133,7 +138,8 @@ impl FixedLayout {
         let counts0 = align(slot_tables + table_bytes, 16);
         let counts = [counts0, counts0 + 8 * n];
         let entry_counts = counts[1] + 8 * n;
-        let sink = align(entry_counts + 4 * n, 64);
+        let done_groups = align(entry_counts + 4 * n, 4 * u64::from(DONE_GROUP_STRIDE_WORDS));
+        let sink = align(done_groups + DONE_GROUPS_BYTES, 64);
         let sink_size = graph
             .nodes
             .iter()
@@ -153,6 +159,7 @@ impl FixedLayout {
             slot_tables,
             counts,
             entry_counts,
+            done_groups,
             sink,
             sink_size,
             end,
@@ -271,7 +278,7 @@ pub fn dispatch_words(d: &NodeDispatch) -> [u32; 12] {
         z,
         d.workgroup_count,
         d.record_count,
-        d.node_slot,
+        d.workgroup_base,
         d.mode,
         d.key_node,
         d.records as u32,

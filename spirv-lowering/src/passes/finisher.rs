@@ -116,13 +116,9 @@ pub fn run(ir: &mut Ir, cx: &Ctx, workgroup_size: u32) -> Word {
     let indexed = ir.c_u32(RECORDS_INDEXED);
     let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
     b.store(ip, split, 4);
-    for (field, v) in [
-        (f::D_WORKGROUP_COUNT, groups),
-        (f::D_RECORD_COUNT, records),
-        (f::D_NODE_SLOT, n),
-        (f::D_MODE, indexed),
-        (f::D_KEY_NODE, src),
-    ] {
+    for (field, v) in
+        [(f::D_WORKGROUP_COUNT, groups), (f::D_RECORD_COUNT, records), (f::D_MODE, indexed), (f::D_KEY_NODE, src)]
+    {
         let p = b.field_ptr(ir, &a, a.s_dispatch(), dp, field);
         b.store(p, v, 4);
     }
@@ -135,7 +131,10 @@ pub fn run(ir: &mut Ir, cx: &Ctx, workgroup_size: u32) -> Word {
     let launched = b.select(ir, u, small, groups, xy);
     let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
     let relaxed = ir.c_u32(0);
-    b.op(ir, Op::AtomicIAdd, u, vec![id(total), id(wg_scope), id(relaxed), id(launched)]);
+    // The running total before this node: its workgroups' first number.
+    let first = b.op(ir, Op::AtomicIAdd, u, vec![id(total), id(wg_scope), id(relaxed), id(launched)]);
+    let wb = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_WORKGROUP_BASE);
+    b.store(wb, first, 4);
     let n1 = b.bin(ir, Op::IAdd, u, n, step);
     b.store_plain(nv, n1);
     b.end_loop(&lp);

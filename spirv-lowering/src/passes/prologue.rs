@@ -25,7 +25,7 @@
 use super::builtins::AppBuiltins;
 use super::payload::InputLowering;
 use super::Ctx;
-use crate::abi::RECORDS_LISTED;
+use crate::abi::{DONE_GROUPS, DONE_GROUP_STRIDE_WORDS, RECORDS_LISTED};
 use crate::analyze::LaunchMode;
 use crate::codegen::{f, Body};
 use crate::error::LowerError;
@@ -196,7 +196,9 @@ pub fn run(
     let m = b.begin_if(ir, runs);
     call(ir, &mut b, a.void, inner, &[]);
     b.end_if(m);
-    epilogue(ir, cx, &mut b, &push, finisher);
+    let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_BASE);
+    let numbered = b.bin(ir, Op::IAdd, a.u32, base, l);
+    epilogue(ir, cx, &mut b, &push, numbered, finisher);
     b.end(inst(Op::Return, None, None, vec![]), None);
 
     let fty = ir.t_fn(a.void, &[]);
@@ -463,27 +465,57 @@ fn app_builtins(
     }
 }
 
-/// Counts the workgroup done; the level's last workgroup runs the finisher.
-fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, finisher: Word) {
+/// Counts the workgroup done (numbered `l` among the level's, in its done
+/// group, see `abi`);
+/// the level's last workgroup runs the finisher.
+fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, l: Word, finisher: Word) {
     let a = cx.abi;
+    let u = a.u32;
     let zero = ir.c_u32(0);
     let one = ir.c_u32(1);
-    let last_var = ir.global_var(StorageClass::Workgroup, a.u32, "node_level_last");
+    let last_var = ir.global_var(StorageClass::Workgroup, u, "node_level_last");
     b.workgroup_barrier(ir);
-    let lidx = b.op(ir, Op::Load, a.u32, vec![id(cx.real.lidx)]);
+    let lidx = b.op(ir, Op::Load, u, vec![id(cx.real.lidx)]);
     let l0 = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
     let m = b.begin_if(ir, l0);
+    b.store_plain(last_var, zero);
     // Release this workgroup's writes (records, counters) and acquire every
-    // other workgroup's before the last one reads the counters.
-    let done_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_DONE, push.odd, false);
+    // other workgroup's before the last one reads the counters: the group's
+    // completer acquires its group's releases and releases them on to `done`.
     let acq_rel_uniform = 0x8 | 0x40; // AcquireRelease | UniformMemory
-    let before = b.atomic_sem(ir, Op::AtomicIAdd, a.u32, done_p, one, acq_rel_uniform);
     let launched_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_LAUNCHED, push.odd, false);
-    let launched = b.load(ir, a.u32, launched_p, 4);
-    let now = b.bin(ir, Op::IAdd, a.u32, before, one);
-    let last = b.bin(ir, Op::IEqual, a.bool_, now, launched);
-    let flag = b.select(ir, a.u32, last, one, zero);
+    let launched = b.load(ir, u, launched_p, 4);
+    let groups = ir.c_u32(DONE_GROUPS);
+    let g = b.bin(ir, Op::UMod, u, l, groups);
+    let full = b.bin(ir, Op::UDiv, u, launched, groups);
+    let rest = b.bin(ir, Op::UMod, u, launched, groups);
+    let extra = b.bin(ir, Op::ULessThan, a.bool_, g, rest);
+    let extra = b.select(ir, u, extra, one, zero);
+    let in_group = b.bin(ir, Op::IAdd, u, full, extra);
+    let parity = b.select(ir, u, push.odd, one, zero);
+    let pg = b.bin(ir, Op::IMul, u, parity, groups);
+    let word = b.bin(ir, Op::IAdd, u, pg, g);
+    let stride = ir.c_u32(DONE_GROUP_STRIDE_WORDS);
+    let word = b.bin(ir, Op::IMul, u, word, stride);
+    let counters = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_DONE_GROUPS);
+    let counters = b.addr_ptr(ir, a.p_u32, counters);
+    let gp = b.elem(ir, a.p_u32, counters, word);
+    let before = b.atomic_sem(ir, Op::AtomicIAdd, u, gp, one, acq_rel_uniform);
+    let now = b.bin(ir, Op::IAdd, u, before, one);
+    let completes = b.bin(ir, Op::IEqual, a.bool_, now, in_group);
+    let m2 = b.begin_if(ir, completes);
+    // Nobody else touches the counter at this level: ready for the next
+    // level of this parity.
+    b.store(gp, zero, 4);
+    let done_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_DONE, push.odd, false);
+    let before = b.atomic_sem(ir, Op::AtomicIAdd, u, done_p, one, acq_rel_uniform);
+    let now = b.bin(ir, Op::IAdd, u, before, one);
+    let few = b.bin(ir, Op::ULessThan, a.bool_, launched, groups);
+    let used = b.select(ir, u, few, launched, groups);
+    let last = b.bin(ir, Op::IEqual, a.bool_, now, used);
+    let flag = b.select(ir, u, last, one, zero);
     b.store_plain(last_var, flag);
+    b.end_if(m2);
     b.end_if(m);
     b.workgroup_barrier(ir);
     let flag = b.op(ir, Op::Load, a.u32, vec![id(last_var)]);

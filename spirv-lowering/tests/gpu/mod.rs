@@ -44,6 +44,8 @@ pub mod at {
     pub const RING: usize = 131072;
     pub const UAV: usize = 1 << 20;
     pub const UAV_SIZE: usize = 12 << 20;
+    /// `abi::DONE_GROUPS_BYTES` of done-group counters.
+    pub const DONE_GROUPS: usize = 13 << 20;
     pub const SIZE: usize = 14 << 20;
 }
 
@@ -263,7 +265,8 @@ impl Gpu {
             push.extend(self.addr(dispatch).to_le_bytes());
             push.extend(self.addr(at::CTX).to_le_bytes());
             push.extend(level.to_le_bytes());
-            push.extend(self.get32(dispatch + 20).to_le_bytes());
+            // The slot: the dispatch's key node (the same but for sharers).
+            push.extend(self.get32(dispatch + 28).to_le_bytes());
             d.cmd_push_constants(cb, pl, vk::ShaderStageFlags::COMPUTE, push_offset, &push);
             d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
             d.end_command_buffer(cb).unwrap();
