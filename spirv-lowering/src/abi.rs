@@ -48,7 +48,9 @@
 //! turns the counters into the next level's [`NodeDispatch`]es, resets what
 //! the next level counts with, and advances the tag. (One counter for every
 //! workgroup would serialize a level of two million small workgroups on one
-//! address: about a millisecond on an H100.) Level 0 of a dispatch is
+//! address: about a millisecond on an H100.) A group with a single
+//! workgroup (every group of a level of at most [`DONE_GROUPS`]) is
+//! complete without its counter. Level 0 of a dispatch is
 //! written by the host or the entry meta passes, in list mode (a
 //! [`RecordRef`] per record).
 //!

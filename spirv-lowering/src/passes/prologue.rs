@@ -500,13 +500,24 @@ fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, l: Word, finisher:
     let counters = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_DONE_GROUPS);
     let counters = b.addr_ptr(ir, a.p_u32, counters);
     let gp = b.elem(ir, a.p_u32, counters, word);
+    // A group of one is complete without its counter (levels of at most
+    // DONE_GROUPS workgroups: one atomic fewer on their critical path).
+    let alone = b.bin(ir, Op::IEqual, a.bool_, in_group, one);
+    let completes_v = b.local(ir, a.bool_, alone);
+    let crowd = b.op(ir, Op::LogicalNot, a.bool_, vec![id(alone)]);
+    let mc = b.begin_if(ir, crowd);
     let before = b.atomic_sem(ir, Op::AtomicIAdd, u, gp, one, acq_rel_uniform);
     let now = b.bin(ir, Op::IAdd, u, before, one);
     let completes = b.bin(ir, Op::IEqual, a.bool_, now, in_group);
-    let m2 = b.begin_if(ir, completes);
+    b.store_plain(completes_v, completes);
+    let mz = b.begin_if(ir, completes);
     // Nobody else touches the counter at this level: ready for the next
     // level of this parity.
     b.store(gp, zero, 4);
+    b.end_if(mz);
+    b.end_if(mc);
+    let completes = b.op(ir, Op::Load, a.bool_, vec![id(completes_v)]);
+    let m2 = b.begin_if(ir, completes);
     let done_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_DONE, push.odd, false);
     let before = b.atomic_sem(ir, Op::AtomicIAdd, u, done_p, one, acq_rel_uniform);
     let now = b.bin(ir, Op::IAdd, u, before, one);
