@@ -715,6 +715,9 @@ fn per_thread_allocations() {
     }
     assert_eq!(got, want);
     assert_eq!(counted(&g, 1), want.len() as u32);
+    // 16 invocations each of 1, 2, 3 and 0 records of 8 bytes: headers and
+    // records rounded to 16 (32, 32, 48), nothing for the zero allocations.
+    assert_eq!(g.get32(at::CTX + 16), 16 * (32 + 32 + 48), "ring bytes");
 }
 
 /// 14: Workgroup-visibility allocation on a node array with base index 2; an

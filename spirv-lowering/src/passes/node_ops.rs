@@ -9,11 +9,13 @@
 //! * allocate: look up the target slot in the output's `OutputLink` (index =
 //!   base + node index; out of range, `NO_NODE`, self-target without recursion
 //!   levels, or a count above NodeMaxPayloadsAMDX -> status bit and the sink),
-//!   bump the ring half's top by `16 + count * stride` rounded to 16 (overflow ->
-//!   status bit and the sink), write the `AllocHeader`, zero TrackFinishWriting
-//!   counters; Workgroup visibility: invocation 0 allocates, the address is
-//!   broadcast through a Workgroup variable between two barriers (thread-packed
-//!   nodes allocate per invocation);
+//!   bump the ring half's top by `16 + count * stride` rounded to 16, one
+//!   atomic per subgroup where the device has subgroup arithmetic (overflow ->
+//!   status bit and the sink; zero records -> the sink, no ring space), write
+//!   the `AllocHeader` (and keep a Private copy for enqueue), zero
+//!   TrackFinishWriting counters; Workgroup visibility: invocation 0
+//!   allocates, the address is broadcast through a Workgroup variable between
+//!   two barriers (thread-packed nodes allocate per invocation);
 //! * allocate of empty records: also enqueues them (see
 //!   `enqueued_on_allocation`); their enqueue instruction is dropped;
 //! * enqueue: one invocation (all for Invocation visibility) numbers the
@@ -345,7 +347,13 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let t = b.bin(ir, Op::IAdd, a.u32, body_bytes, extra);
     let mask = ir.c_u32(!(ALLOC_ALIGN - 1));
     let bytes = b.bin(ir, Op::BitwiseAnd, a.u32, t, mask);
-    let req = b.op(ir, Op::Select, a.u32, vec![id(valid), id(bytes), id(zero)]);
+    // Zero records take no ring space (DXC's `GetThreadNodeOutputRecords(present ?
+    // 1 : 0)` in every invocation would otherwise take 16 bytes each): their
+    // header goes to the sink, and enqueueing them does nothing.
+    let none_asked = b.bin(ir, Op::IEqual, a.bool_, count, zero);
+    let some = b.op(ir, Op::LogicalNot, a.bool_, vec![id(none_asked)]);
+    let takes_room = b.bin(ir, Op::LogicalAnd, a.bool_, valid, some);
+    let req = b.op(ir, Op::Select, a.u32, vec![id(takes_room), id(bytes), id(zero)]);
     // A level of parity p allocates in ring half p.
     let top = ctx_parity_ptr(ir, &a, &mut b, ctx, f::C_RING_TOP, push.odd, false);
     let off = if subgroup_ops(ir, cx) {
@@ -358,20 +366,19 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let room0 = b.bin(ir, Op::ISub, a.u32, cap, off);
     let room = b.op(ir, Op::Select, a.u32, vec![id(under), id(room0), id(zero)]);
     let fits = b.bin(ir, Op::ULessThanEqual, a.bool_, bytes, room);
-    let ok = b.bin(ir, Op::LogicalAnd, a.bool_, valid, fits);
+    let ok = b.bin(ir, Op::LogicalAnd, a.bool_, takes_room, fits);
     // Status bits.
     let bit = |ir: &mut Ir, b: &mut Body, good: Word, v: u32| {
         let c = ir.c_u32(v);
         b.op(ir, Op::Select, a.u32, vec![id(good), id(zero), id(c)])
     };
     // Allocating zero records (a recursion leaf, an unused output) is no error.
-    let none_asked = b.bin(ir, Op::IEqual, a.bool_, count, zero);
     let present_or_none = b.bin(ir, Op::LogicalOr, a.bool_, lk.present, none_asked);
     let rec_or_none = b.bin(ir, Op::LogicalOr, a.bool_, lk.rec_ok, none_asked);
     let s1 = bit(ir, &mut b, present_or_none, STATUS_INVALID_NODE);
     let s2 = bit(ir, &mut b, rec_or_none, STATUS_RECURSION_LIMIT);
     let s3 = bit(ir, &mut b, cnt_ok, STATUS_TOO_MANY_PAYLOADS);
-    let nv = b.op(ir, Op::LogicalNot, a.bool_, vec![id(valid)]);
+    let nv = b.op(ir, Op::LogicalNot, a.bool_, vec![id(takes_room)]);
     let fits_or = b.bin(ir, Op::LogicalOr, a.bool_, nv, fits);
     let s4 = bit(ir, &mut b, fits_or, STATUS_PAYLOAD_OVERFLOW);
     let s12 = b.bin(ir, Op::BitwiseOr, a.u32, s1, s2);
