@@ -125,6 +125,12 @@ impl<'d> Kernels<'d> {
         unsafe { self.device.cmd_dispatch(cb, x, 1, 1) };
     }
 
+    /// `vkCmdDispatch(x, y, 1)` of the bound pipeline.
+    pub fn dispatch_2d(&self, cb: vk::CommandBuffer, x: u32, y: u32) {
+        // SAFETY: `cb` is recording with a compute pipeline bound.
+        unsafe { self.device.cmd_dispatch(cb, x, y, 1) };
+    }
+
     /// `vkCmdDispatchIndirect` reading `args` at `offset`.
     pub fn dispatch_indirect(&self, cb: vk::CommandBuffer, args: &Buffer<'_>, offset: u64) {
         // SAFETY: `cb` is recording; `args` has INDIRECT_BUFFER usage.

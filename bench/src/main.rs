@@ -43,7 +43,17 @@ use workloads::Ctx;
 const LAYER_NAME: &CStr = c"VK_LAYER_EMU_shader_enqueue";
 
 /// Every workload, in order.
-const ALL: [&str; 6] = ["chain", "empty-levels", "busy-levels", "fanout", "classify", "refine"];
+const ALL: [&str; 9] = [
+    "chain",
+    "empty-levels",
+    "busy-levels",
+    "fanout",
+    "classify",
+    "classify-4m",
+    "refine",
+    "deferred-1080p",
+    "deferred-4k",
+];
 
 /// Command-line options.
 struct Options {
@@ -263,8 +273,11 @@ fn run_workloads(ctx: &Ctx<'_>, only: &[String], profile_marks: Option<&std::pat
             "empty-levels" => workloads::empty::run(ctx, "empty-levels", 0)?,
             "busy-levels" => workloads::empty::run(ctx, "busy-levels", workloads::empty::LEVELS - 1)?,
             "fanout" => workloads::fanout::run(ctx)?,
-            "classify" => workloads::classify::run(ctx)?,
-            _ => workloads::refine::run(ctx)?,
+            "classify" => workloads::classify::run(ctx, "classify", 1 << 20, 64 << 10)?,
+            "classify-4m" => workloads::classify::run(ctx, "classify-4m", 4 << 20, 256 << 10)?,
+            "refine" => workloads::refine::run(ctx)?,
+            "deferred-1080p" => workloads::deferred::run(ctx, "deferred-1080p", (1920, 1080), (320, 192))?,
+            _ => workloads::deferred::run(ctx, "deferred-4k", (3840, 2160), (640, 384))?,
         };
         println!(
             "  {:.1} µs graph, {:.1} µs baseline, ratio {:.2} (results match)",

@@ -5,8 +5,8 @@
 //! atomic bin counts, a prefix sum (with per-bin indirect arguments), a
 //! scatter into per-bin lists, then one indirect dispatch per bin.
 //!
-//! Size: 1M items (64k with `--quick`), the size of the first published
-//! figures; `BENCH_CLASSIFY_ITEMS=4194304` runs the 4M (a level of 4M
+//! Sizes: `classify` 1M items (64k with `--quick`), the size of the first
+//! published figures; `classify-4m` 4M (256k with `--quick`; a level of 4M
 //! single-record allocations needs 512 MiB of scratch units, which the
 //! layer's `maxSize`, `minSize` + 512 MiB, holds).
 
@@ -52,14 +52,12 @@ pub fn items(count: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Runs the workload.
-pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
+/// Runs the workload with `full` items (`quick` with `--quick`), multiples of 64.
+pub fn run(ctx: &Ctx<'_>, name: &'static str, full: u32, quick: u32) -> Result<Row, String> {
     let gpu = ctx.gpu;
-    let default = if ctx.settings.quick { 64 * 1024 } else { 1024 * 1024 };
-    // BENCH_CLASSIFY_ITEMS (a multiple of 64) overrides the size, to probe the scratch limit.
-    let count: u32 = std::env::var("BENCH_CLASSIFY_ITEMS").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let count = if ctx.settings.quick { quick } else { full };
     if count == 0 || count % GROUP != 0 {
-        return Err(format!("classify: {count} items is not a positive multiple of {GROUP}"));
+        return Err(format!("{name}: {count} items is not a positive multiple of {GROUP}"));
     }
     let items = items(count);
     let item_buf = cmd::upload(gpu, &items)?;
@@ -106,13 +104,13 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
         out: &out_b,
     };
     let want: Vec<u32> = items.iter().map(|&it| shade(it, bin_of(it))).collect();
-    let samples = ctx.compare("classify", graph_side, base_side, count as usize, Some(&want))?;
+    let samples = ctx.compare(name, graph_side, base_side, count as usize, Some(&want))?;
     let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
     let probe = Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &record, count: 1, want: &want };
     let levels = [record.len() as u64, BIN_RECORD_BYTES * u64::from(count)];
     let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&levels))?;
     let detail = format!("{count} items into {BINS} bins (thread node array) vs count+scan+scatter+{BINS} indirect");
-    Ok(row("classify", detail, &setup, cpu, samples, scratch))
+    Ok(row(name, detail, &setup, cpu, samples, scratch))
 }
 
 #[cfg(test)]

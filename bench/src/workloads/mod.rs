@@ -6,6 +6,7 @@
 
 pub mod chain;
 pub mod classify;
+pub mod deferred;
 pub mod empty;
 pub mod fanout;
 pub mod refine;
