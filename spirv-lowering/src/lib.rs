@@ -39,6 +39,10 @@ pub struct LowerOptions {
     pub shader_index: u32,
     /// The application's specialization constants (SpecId -> value).
     pub specialization: SpecMap,
+    /// Where the linked graph's tables lie (the layer lowers a node once its
+    /// graph is linked): outputs then find their targets with one load, or
+    /// none, instead of four dependent ones. `None`: read from the tables.
+    pub tables: Option<GraphTables>,
     /// The device runs subgroup arithmetic and ballot operations in compute
     /// shaders (`VkPhysicalDeviceSubgroupProperties`): output allocations are
     /// then made with one atomic per subgroup instead of one per invocation.
@@ -57,7 +61,41 @@ impl LowerOptions {
             shader_index: 0,
             specialization: SpecMap::new(),
             subgroup_ops: true,
+            tables: None,
         }
+    }
+}
+
+/// The scratch tables of the graph a kernel is lowered for, as byte offsets
+/// from the `GraphContext` (see `abi`'s scratch layout), and the targets of
+/// each of the node's outputs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphTables {
+    /// `[NodeSchedule; node_count]`.
+    pub schedules: u64,
+    /// `[NodeInfo; node_count]`.
+    pub nodes: u64,
+    /// Per output, in `NodeShaderInfo::outputs` order.
+    pub outputs: Vec<OutputTargets>,
+}
+
+/// One output's targets: its `OutputLink` slot table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutputTargets {
+    /// Byte offset of the `u32` slot table from the `GraphContext`.
+    pub table: u64,
+    /// Node slot per array index (`abi::NO_NODE`: none), as in the table.
+    pub slots: Vec<u32>,
+}
+
+impl OutputTargets {
+    /// The first slot when the slots are `first, first + 1, ...` with none
+    /// missing (a node array, or a single target): no table needed.
+    pub fn consecutive(&self) -> Option<u32> {
+        let first = *self.slots.first()?;
+        let run =
+            self.slots.iter().enumerate().all(|(i, &s)| s != abi::NO_NODE && s.checked_sub(first) == Some(i as u32));
+        run.then_some(first)
     }
 }
 

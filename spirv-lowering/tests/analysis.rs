@@ -218,3 +218,15 @@ fn abi_spirv_mirror_matches_repr_c() {
     assert_eq!(end(L::NODE_SCHEDULE), size_of::<abi::NodeSchedule>());
     assert_eq!(end(L::ALLOC_HEADER), size_of::<abi::AllocHeader>());
 }
+
+#[test]
+fn consecutive_targets_need_no_table() {
+    use spirv_lowering::{abi::NO_NODE, OutputTargets};
+    let t = |slots: Vec<u32>| OutputTargets { table: 0, slots }.consecutive();
+    assert_eq!(t(vec![4, 5, 6]), Some(4));
+    assert_eq!(t(vec![7]), Some(7));
+    assert_eq!(t(vec![]), None);
+    assert_eq!(t(vec![4, 6]), None);
+    assert_eq!(t(vec![4, NO_NODE]), None);
+    assert_eq!(t(vec![NO_NODE]), None);
+}

@@ -243,6 +243,7 @@ pub fn create_graph(
     let mut owned = Owned { device, pipelines: Vec::new(), layout };
     let mut nodes = Vec::with_capacity(stages.len());
     let mut schedules = Vec::with_capacity(stages.len());
+    let fixed = FixedLayout::new(&graph);
     let dump_dir = device.instance.settings.dump_spirv.as_deref();
     let graph_number = dump_dir.map(|_| super::dump::next_graph_number()).unwrap_or(0);
     for (slot, (stage, node)) in stages.iter().zip(&graph.nodes).enumerate() {
@@ -260,6 +261,7 @@ pub fn create_graph(
             shader_index: node.decl.index,
             specialization: spec_map(stage),
             subgroup_ops: device.physical.subgroup_ops,
+            tables: Some(fixed.tables_for(&graph, slot)),
         };
         let lowered = spirv_lowering::lower(&stage.words, &options)
             .map_err(|error| GraphError::Lower { node: node.decl.name.clone(), error })?;
@@ -292,7 +294,6 @@ pub fn create_graph(
     // Success: the graph owns them now.
     owned.pipelines.clear();
     owned.layout = vk::PipelineLayout::null();
-    let fixed = FixedLayout::new(&graph);
     Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, layout, push_offset })
 }
 

@@ -33,6 +33,7 @@ use spirv_lowering::abi::{
     GraphContext, IndexSlot, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, RecordRef, ALLOC_ALIGN,
     DONE_GROUPS_BYTES, DONE_GROUP_STRIDE_WORDS,
 };
+use spirv_lowering::{GraphTables, OutputTargets};
 use std::mem::size_of;
 
 /// Status words a dispatch leaves for the host: after the inputs, after
@@ -165,6 +166,26 @@ impl FixedLayout {
             end,
             first_link,
             slot_table_offsets,
+        }
+    }
+
+    /// Where node `slot`'s kernel finds the tables (offsets from the
+    /// context, which starts the scratch) and its outputs' targets.
+    pub fn tables_for(&self, graph: &Graph, slot: usize) -> GraphTables {
+        let outputs = graph.nodes.get(slot).map(|n| n.outputs.as_slice()).unwrap_or_default();
+        let first = self.first_link.get(slot).copied().unwrap_or(0) as usize;
+        GraphTables {
+            schedules: self.schedules - self.context,
+            nodes: self.node_infos - self.context,
+            outputs: outputs
+                .iter()
+                .enumerate()
+                .map(|(k, out)| OutputTargets {
+                    table: self.slot_tables + self.slot_table_offsets.get(first + k).copied().unwrap_or(0)
+                        - self.context,
+                    slots: out.slots.clone(),
+                })
+                .collect(),
         }
     }
 
@@ -455,5 +476,11 @@ mod tests {
         assert_eq!((word(fixed.links + 8), word(fixed.links + 12)), (2, 60));
         assert_eq!((word(fixed.slot_tables), word(fixed.slot_tables + 4)), (1, NO));
         assert!(bytes.len() as u64 <= fixed.counts[0] - fixed.schedules);
+        // What a kernel lowered for slot 0 is told matches the tables.
+        let t = fixed.tables_for(&g, 0);
+        assert_eq!(base + t.outputs[0].table, table, "slot table offset from the context");
+        assert_eq!((t.schedules, t.nodes), (fixed.schedules, fixed.node_infos));
+        assert_eq!((t.outputs[0].slots.clone(), t.outputs[0].consecutive()), (vec![1, NO], None));
+        assert!(fixed.tables_for(&g, 1).outputs.is_empty());
     }
 }

@@ -43,6 +43,7 @@ use crate::consts::eval_u32;
 use crate::error::LowerError;
 use crate::ir::{id, inst, lit, op_id, Ir};
 use crate::runtime::{self, begin_fn, ctx_parity_ptr};
+use crate::{GraphTables, OutputTargets};
 use rspirv::dr::{Function, Instruction, Operand};
 use spirv::{Capability, GroupOperation, MemoryAccess, Op, Scope, StorageClass, Word};
 use std::collections::HashMap;
@@ -267,10 +268,13 @@ struct Lookup {
 }
 
 fn lookup(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word, push: &runtime::Push) -> Lookup {
-    let a = cx.abi;
-    let ctx = push.ctx;
     let o = cx.facts.info.outputs.get(k).cloned();
     let base = o.as_ref().map(|o| o.base_index).unwrap_or(0);
+    if let Some((tables, targets)) = cx.opts.tables.as_ref().and_then(|t| Some((t, t.outputs.get(k)?))) {
+        return lookup_linked(ir, cx, b, tables, targets, base, nidx, push);
+    }
+    let a = cx.abi;
+    let ctx = push.ctx;
     let self_slot = push.slot;
     let nodes_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_NODES);
     let nodes = b.addr_ptr(ir, a.p_node, nodes_addr);
@@ -299,6 +303,58 @@ fn lookup(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word, push: &runt
     let left = b.bin(ir, Op::UGreaterThan, a.bool_, rem, zero);
     let not_self = b.op(ir, Op::LogicalNot, a.bool_, vec![id(is_self)]);
     let rec_ok = b.bin(ir, Op::LogicalOr, a.bool_, not_self, left);
+    Lookup { slot, present, is_self, rec_ok, nodes }
+}
+
+/// [`lookup`] for a kernel lowered against its linked graph: the output's
+/// slot table at a known offset from the context (one load), or no load at
+/// all when the targets are consecutive slots.
+#[allow(clippy::too_many_arguments)]
+fn lookup_linked(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    tables: &GraphTables,
+    targets: &OutputTargets,
+    base: u32,
+    nidx: Word,
+    push: &runtime::Push,
+) -> Lookup {
+    let a = cx.abi;
+    let ctx_addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
+    let basec = ir.c_u32(base);
+    let i = b.bin(ir, Op::IAdd, a.u32, nidx, basec);
+    let n = ir.c_u32(targets.slots.len() as u32);
+    let inr = b.bin(ir, Op::ULessThan, a.bool_, i, n);
+    let zero = ir.c_u32(0);
+    let ci = b.select(ir, a.u32, inr, i, zero);
+    let none = ir.c_u32(NO_NODE);
+    let (slot, has) = match targets.consecutive() {
+        Some(first) => {
+            let first = ir.c_u32(first);
+            (b.bin(ir, Op::IAdd, a.u32, first, ci), ir.c_bool(true))
+        }
+        None => {
+            let four = ir.c_u32(4);
+            let at = b.bin(ir, Op::IMul, a.u32, ci, four);
+            let at = b.op(ir, Op::UConvert, a.u64, vec![id(at)]);
+            let table = ir.c_u64(targets.table);
+            let addr = b.bin(ir, Op::IAdd, a.u64, ctx_addr, table);
+            let addr = b.bin(ir, Op::IAdd, a.u64, addr, at);
+            let p = b.addr_ptr(ir, a.p_u32, addr);
+            let slot = b.load(ir, a.u32, p, 4);
+            (slot, b.bin(ir, Op::INotEqual, a.bool_, slot, none))
+        }
+    };
+    let present = b.bin(ir, Op::LogicalAnd, a.bool_, inr, has);
+    let is_self = b.bin(ir, Op::IEqual, a.bool_, slot, push.slot);
+    let rem = b.op(ir, Op::Load, a.u32, vec![id(cx.vars.remaining)]);
+    let left = b.bin(ir, Op::UGreaterThan, a.bool_, rem, zero);
+    let not_self = b.op(ir, Op::LogicalNot, a.bool_, vec![id(is_self)]);
+    let rec_ok = b.bin(ir, Op::LogicalOr, a.bool_, not_self, left);
+    let nodes = ir.c_u64(tables.nodes);
+    let nodes = b.bin(ir, Op::IAdd, a.u64, ctx_addr, nodes);
+    let nodes = b.addr_ptr(ir, a.p_node, nodes);
     Lookup { slot, present, is_self, rec_ok, nodes }
 }
 
@@ -576,7 +632,14 @@ fn enqueue(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> Word {
     let ctx = push.ctx;
     // The target's schedule: its record stride and, for a grid read from the
     // payload, where the grid lies.
-    let sched_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_SCHEDULES);
+    let sched_addr = match &cx.opts.tables {
+        Some(t) => {
+            let ctx_addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(ctx)]);
+            let off = ir.c_u64(t.schedules);
+            b.bin(ir, Op::IAdd, a.u64, ctx_addr, off)
+        }
+        None => b.load_field(ir, &a, a.s_ctx(), ctx, f::C_SCHEDULES),
+    };
     let scheds = b.addr_ptr(ir, a.p_schedule, sched_addr);
     let sp = b.elem(ir, a.p_schedule, scheds, slot);
     let mode = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_MODE);
