@@ -42,7 +42,8 @@
 //! find record `i` of their node by looking up (tag, node, i). Every
 //! workgroup, when done, counts itself in its done group (linear workgroup id
 //! plus `NodeDispatch::workgroup_base`, modulo [`DONE_GROUPS`]); the workgroup that completes a group resets the
-//! group's counter and counts the group in `GraphContext::done`; the last
+//! group's counter (scratch initialisation zeroes them, and every level
+//! leaves them at zero) and counts the group in `GraphContext::done`; the last
 //! workgroup of a level (`done` reaching the number of groups that had
 //! workgroups, `min(launched, DONE_GROUPS)`) is the *finisher*: it
 //! turns the counters into the next level's [`NodeDispatch`]es, resets what

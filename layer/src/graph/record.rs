@@ -60,7 +60,7 @@ fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLa
 }
 
 /// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables, an
-/// empty record index and its first tag.
+/// empty record index, zeroed done groups and the first tag.
 pub fn initialize(
     device: &DeviceState,
     cb: vk::CommandBuffer,
@@ -76,6 +76,9 @@ pub fn initialize(
             let tables = graph.fixed.static_tables(&graph.graph, &graph.schedules, target.address);
             r.update(graph.fixed.schedules, &tables);
             r.fill_zero(dynamic.index, dynamic.end() - dynamic.index);
+            // Every level leaves them at zero again (each group's completer
+            // resets its counter), so dispatches do not clear them.
+            r.fill_zero(graph.fixed.done_groups, DONE_GROUPS_BYTES);
             let tag = graph.fixed.context + std::mem::offset_of!(GraphContext, tag) as u64;
             r.update(tag, &words_of(&[FIRST_TAG]));
             r.after_transfer();
@@ -156,9 +159,9 @@ impl Dispatch<'_> {
         let address = context.done_groups;
         self.r.update(fixed.context + done_groups, &words_of(&[address as u32, (address >> 32) as u32]));
         // Both parities' dispatches are adjacent, and so are the counters
-        // (with the entry passes' counters and the done groups after them).
+        // (with the entry passes' counters after them).
         self.r.fill_zero(fixed.dispatches[0], 2 * n * std::mem::size_of::<NodeDispatch>() as u64);
-        self.r.fill_zero(fixed.counts[0], fixed.done_groups + DONE_GROUPS_BYTES - fixed.counts[0]);
+        self.r.fill_zero(fixed.counts[0], 2 * 8 * n + 4 * n);
         self.r.fill_zero(fixed.level_status, 4 * u64::from(STATUS_WORDS));
     }
 

@@ -191,14 +191,19 @@ pub fn run(
     let grid = b.op(ir, Op::Load, a.v3, vec![id(grid_v)]);
     app_builtins(ir, cx, &mut b, app, wgid, grid, remaining, real_lidx);
 
+    // What the epilogue needs, loaded before the node's code runs (both are
+    // fixed for the level): off the path from the code's end to the finisher.
+    let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_BASE);
+    let numbered = b.bin(ir, Op::IAdd, a.u32, base, l);
+    let launched_p = ctx_parity_ptr(ir, &a, &mut b, push.ctx, f::C_LAUNCHED, push.odd, false);
+    let launched = b.load(ir, a.u32, launched_p, 4);
+
     // The node's own code.
     let runs = b.op(ir, Op::Load, a.bool_, vec![id(runs_var)]);
     let m = b.begin_if(ir, runs);
     call(ir, &mut b, a.void, inner, &[]);
     b.end_if(m);
-    let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_BASE);
-    let numbered = b.bin(ir, Op::IAdd, a.u32, base, l);
-    epilogue(ir, cx, &mut b, &push, numbered, finisher);
+    epilogue(ir, cx, &mut b, &push, [numbered, launched], finisher);
     b.end(inst(Op::Return, None, None, vec![]), None);
 
     let fty = ir.t_fn(a.void, &[]);
@@ -465,10 +470,10 @@ fn app_builtins(
     }
 }
 
-/// Counts the workgroup done (numbered `l` among the level's, in its done
-/// group, see `abi`);
-/// the level's last workgroup runs the finisher.
-fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, l: Word, finisher: Word) {
+/// Counts the workgroup done (numbered `l` among the `launched` of the
+/// level, in its done group, see `abi`); the level's last workgroup runs the
+/// finisher.
+fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, [l, launched]: [Word; 2], finisher: Word) {
     let a = cx.abi;
     let u = a.u32;
     let zero = ir.c_u32(0);
@@ -483,8 +488,6 @@ fn epilogue(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, l: Word, finisher:
     // other workgroup's before the last one reads the counters: the group's
     // completer acquires its group's releases and releases them on to `done`.
     let acq_rel_uniform = 0x8 | 0x40; // AcquireRelease | UniformMemory
-    let launched_p = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_LAUNCHED, push.odd, false);
-    let launched = b.load(ir, u, launched_p, 4);
     let groups = ir.c_u32(DONE_GROUPS);
     let g = b.bin(ir, Op::UMod, u, l, groups);
     let full = b.bin(ir, Op::UDiv, u, launched, groups);
