@@ -55,6 +55,32 @@ fn several_entry_nodes_in_one_dispatch() {
     });
 }
 
+/// 4096 records (32 KiB, past the layer's staging threshold) twice in one
+/// command buffer, then again in a second one: the staged host data of each
+/// dispatch reaches the graph, and staging blocks are reused.
+#[test]
+fn large_host_dispatches_are_staged() {
+    with_device(|dev| {
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        uav.write_u32(&[0; 8]).expect("clear");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
+        let sizes = graph.scratch_sizes().expect("sizes");
+        let scratch = graph.scratch((sizes.0 + (2 << 20)).next_multiple_of(sizes.2)).expect("scratch");
+        let second_node = graph.node_index("secondNode", 0).expect("second");
+        let second: Vec<(u32, u32)> = (0..4096).map(|i| (i % 4, i)).collect();
+        let bytes = le(&second.iter().flat_map(|&(r, i)| [r, i]).collect::<Vec<_>>());
+        let mut want = vec![0u32; 8];
+        for (submission, dispatches) in [(0, 2), (1, 1)] {
+            let list = vec![(second_node, &bytes[..], 4096, 8); dispatches];
+            dev.submit_once(|cb| graph.record(cb, &scratch, submission == 0, &list)).expect("submit");
+            for _ in 0..dispatches {
+                add_hello_chain(&mut want, &[], &second);
+            }
+            assert_eq!(uav.read_u32(8).expect("read"), want, "after submission {submission}");
+        }
+    });
+}
+
 #[test]
 fn stride_zero_and_zero_counts() {
     with_device(|dev| {

@@ -66,9 +66,11 @@ pub(super) unsafe extern "system" fn free_command_buffers(
         let Some(state) = (unsafe { device_of(device) }) else { return };
         {
             let mut map = state.command_buffers.write();
+            let mut staging = state.staging.lock();
             // SAFETY: the application's array.
             for cb in unsafe { slice(buffers, count) } {
                 map.remove(cb);
+                staging.release(*cb);
             }
         }
         // SAFETY: forwarding the application's arguments.
@@ -84,6 +86,7 @@ pub(super) unsafe extern "system" fn begin_command_buffer(
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
         state.with_command_buffer(cb, |s| s.reset());
+        state.staging.lock().release(cb);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().begin_command_buffer)(cb, info) }
     })
@@ -111,6 +114,7 @@ pub(super) unsafe extern "system" fn reset_command_buffer(
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
         state.with_command_buffer(cb, |s| s.reset());
+        state.staging.lock().release(cb);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().reset_command_buffer)(cb, flags) }
     })
@@ -124,12 +128,15 @@ pub(super) unsafe extern "system" fn reset_command_pool(
     guard_result("vkResetCommandPool", || {
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        for s in state.command_buffers.write().values_mut() {
+        let mut staging = state.staging.lock();
+        for (cb, s) in state.command_buffers.write().iter_mut() {
             let s = s.get_mut();
             if s.pool == pool {
                 s.reset();
+                staging.release(*cb);
             }
         }
+        drop(staging);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().reset_command_pool)(device, pool, flags) }
     })
@@ -143,7 +150,15 @@ pub(super) unsafe extern "system" fn destroy_command_pool(
     guard_value("vkDestroyCommandPool", (), || {
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return };
-        state.command_buffers.write().retain(|_, s| s.get_mut().pool != pool);
+        let mut staging = state.staging.lock();
+        state.command_buffers.write().retain(|cb, s| {
+            let keep = s.get_mut().pool != pool;
+            if !keep {
+                staging.release(*cb);
+            }
+            keep
+        });
+        drop(staging);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().destroy_command_pool)(device, pool, allocator) }
     })

@@ -93,6 +93,7 @@ pub(super) unsafe extern "system" fn create_device(
             status: Default::default(),
             profile_queries: Default::default(),
             pending_reports: Default::default(),
+            staging: Default::default(),
         };
         if emulated {
             tracing::debug!("device {handle:?} created with VK_AMDX_shader_enqueue emulated");
@@ -180,6 +181,7 @@ pub(super) unsafe extern "system" fn destroy_device(
             if let Some(queries) = state.profile_queries.lock().take() {
                 queries.destroy(&state);
             }
+            state.staging.lock().destroy(&state);
             if let Some(module) = state.resources.lock().placeholder_module.take() {
                 // SAFETY: the layer's own module on this device.
                 unsafe { (state.dispatch.fp.fp_v1_0().destroy_shader_module)(device, module, std::ptr::null()) };

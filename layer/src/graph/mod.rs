@@ -2,8 +2,8 @@
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
 //! objects ([`pipeline`], with [`dump`] writing node SPIR-V on request), GPU
 //! timestamps per pass ([`profile`], on request), and the recording of graph dispatches
-//! ([`record`], with its primitives in [`commands`] and the host-built
-//! first level in [`entry`]).
+//! ([`record`], with its primitives in [`commands`], the host-built first
+//! level in [`entry`] and its data staged in [`staging`]).
 
 pub mod commands;
 pub mod dump;
@@ -13,3 +13,4 @@ pub mod pipeline;
 pub mod profile;
 pub mod record;
 pub mod scratch;
+pub mod staging;

@@ -27,6 +27,9 @@ pub(crate) struct DeviceState {
     pub profile_queries: Mutex<Option<crate::graph::profile::QueryRing>>,
     /// Submissions whose graph dispatches' status has not been checked yet.
     pub pending_reports: Mutex<Vec<PendingReport>>,
+    /// Host-visible blocks holding host dispatches' records until their
+    /// command buffers are reset.
+    pub staging: Mutex<crate::graph::staging::StagingPool>,
 }
 
 /// Graph dispatches of one submission, checked at the next host
