@@ -235,6 +235,13 @@ unsafe fn host_inputs(
             if payloads.is_null() {
                 return Err(format!("info {i}: payloads.hostAddress is null"));
             }
+            if size == stride && info.payload_stride as usize == stride {
+                // Packed the way the runtime lays them out: one copy.
+                // SAFETY: `count` payloads of `stride` bytes, back to back.
+                bytes.copy_from_slice(unsafe { std::slice::from_raw_parts(payloads, count * stride) });
+                inputs.push(EntryInput { slot, count: info.payload_count, bytes });
+                continue;
+            }
             for r in 0..count {
                 // SAFETY: each payload is at least the node's input size (valid usage).
                 let src = unsafe { std::slice::from_raw_parts(payloads.add(r * info.payload_stride as usize), size) };

@@ -4,7 +4,7 @@
 
 use super::pipeline::GraphPipeline;
 use super::record::RecordError;
-use super::scratch::{record_words, DynamicLayout};
+use super::scratch::{record_bytes, DynamicLayout};
 use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
 use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN, RECORDS_LISTED};
 use std::collections::BTreeMap;
@@ -20,7 +20,8 @@ pub struct EntryInput {
 /// Level 0 of a host dispatch: records, payload bytes and dispatch arguments.
 pub(super) struct EntryLevel {
     pub payloads: Vec<u8>,
-    pub records: Vec<u32>,
+    /// The `RecordRef`s, as bytes.
+    pub records: Vec<u8>,
     pub dispatches: BTreeMap<usize, NodeDispatch>,
     /// Workgroups the level's dispatches launch (x * y * z summed).
     pub launched: u32,
@@ -64,7 +65,7 @@ pub(super) fn entry_level(
                 if let Some(schedule) = &grid_schedule {
                     grid_groups += grid_size(&input.bytes[(i * stride) as usize..], schedule);
                 }
-                level.records.extend_from_slice(&record_words(&record));
+                level.records.extend_from_slice(&record_bytes(&record));
                 record_count += 1;
             }
         }

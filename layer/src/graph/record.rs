@@ -176,8 +176,7 @@ impl Dispatch<'_> {
                 for (&slot, d) in &entry.dispatches {
                     self.r.update(self.dispatch_offset(0, slot), &words_of(&dispatch_words(d)));
                 }
-                let records = words_of(&entry.records);
-                self.r.upload(&[(dynamic.records, &records), (dynamic.halves[1], &entry.payloads)]);
+                self.r.upload(&[(dynamic.records, &entry.records), (dynamic.halves[1], &entry.payloads)]);
                 self.r.after_transfer();
             },
         );

@@ -324,8 +324,14 @@ pub fn schedule_words(s: &NodeSchedule) -> [u32; 10] {
     ]
 }
 
-pub fn record_words(r: &RecordRef) -> [u32; 4] {
-    [r.payload as u32, (r.payload >> 32) as u32, r.workgroup_start, r.remaining_recursion]
+/// A `RecordRef`'s 16 bytes (built straight into the upload: a host dispatch
+/// can have many).
+pub fn record_bytes(r: &RecordRef) -> [u8; 16] {
+    let mut b = [0; 16];
+    b[..8].copy_from_slice(&r.payload.to_le_bytes());
+    b[8..12].copy_from_slice(&r.workgroup_start.to_le_bytes());
+    b[12..].copy_from_slice(&r.remaining_recursion.to_le_bytes());
+    b
 }
 
 /// The words of a `GraphContext` up to (not including) `tag`, which the
