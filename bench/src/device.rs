@@ -59,11 +59,15 @@ pub fn date() -> String {
     }
 }
 
-/// `git rev-parse --short HEAD`, or `BENCH_COMMIT` when git is missing.
+/// `BENCH_COMMIT` when set (a copy of the tree whose git metadata is not the
+/// build's, as on the GPU machine), else `git rev-parse --short HEAD`.
 pub fn commit() -> Option<String> {
+    if let Ok(commit) = std::env::var("BENCH_COMMIT") {
+        return Some(commit);
+    }
     let out = Command::new("git").args(["rev-parse", "--short", "HEAD"]).output();
     match out {
         Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().to_string()),
-        _ => std::env::var("BENCH_COMMIT").ok(),
+        _ => None,
     }
 }
