@@ -31,7 +31,9 @@
 //! * the record index: a hash table of [`IndexSlot`]s mapping (level tag,
 //!   node, rank) to a record's payload (see below);
 //! * the sink: `max(16 + NodeMaxPayloadsAMDX * record_stride)` bytes over all
-//!   outputs of the graph; failed allocations point into it (never read back).
+//!   outputs of the graph; failed and empty allocations point into it. Its
+//!   header, written at scratch initialisation, reads "no node, no records";
+//!   kernels never write it (their records after it are never read back).
 //!
 //! # Execution model: one dispatch per node and one barrier per level
 //! No pass runs between two levels. `OpEnqueueNodePayloadsAMDX` numbers the

@@ -21,7 +21,7 @@ use crate::state::command_buffer::CommandBufferState;
 use crate::state::DeviceState;
 use ash::vk;
 use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
-use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTES};
+use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTES, NO_NODE};
 use std::collections::BTreeSet;
 
 pub use super::entry::EntryInput;
@@ -60,7 +60,7 @@ fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLa
 }
 
 /// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables, an
-/// empty record index, zeroed done groups and the first tag.
+/// empty record index, zeroed done groups, the sink's header and the first tag.
 pub fn initialize(
     device: &DeviceState,
     cb: vk::CommandBuffer,
@@ -79,6 +79,8 @@ pub fn initialize(
             // Every level leaves them at zero again (each group's completer
             // resets its counter), so dispatches do not clear them.
             r.fill_zero(graph.fixed.done_groups, DONE_GROUPS_BYTES);
+            // The sink's allocation header, which kernels never write: no node, no records.
+            r.update(graph.fixed.sink, &words_of(&[NO_NODE, 0, 0, 0]));
             let tag = graph.fixed.context + std::mem::offset_of!(GraphContext, tag) as u64;
             r.update(tag, &words_of(&[FIRST_TAG]));
             r.after_transfer();

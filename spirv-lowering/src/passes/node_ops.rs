@@ -462,10 +462,16 @@ fn alloc_inv(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let trem = b.op(ir, Op::Select, a.u32, vec![id(lk.is_self), id(rem1), id(tmax)]);
     let none = ir.c_u32(NO_NODE);
     let hslot = b.op(ir, Op::Select, a.u32, vec![id(ok), id(lk.slot), id(none)]);
+    // Only an allocation in the ring writes its header: the sink's keeps the
+    // "nothing" written at scratch initialisation (NO_NODE, no records).
+    // Every invocation that allocates nothing would otherwise store to that
+    // one line (deferred-1080p's tile classification: 1.5 million times).
+    let mh = b.begin_if(ir, ok);
     for (fk, v) in [(f::H_SLOT, hslot), (f::H_COUNT, cc), (f::H_REMAINING, trem), (f::H_FLAGS, zero)] {
         let p = b.field_ptr(ir, &a, a.s_header(), hp, fk);
         b.store(p, v, 4);
     }
+    b.end_if(mh);
     let c16 = ir.c_u64(16);
     let rec = b.bin(ir, Op::IAdd, a.u64, addr, c16);
     let cache = AllocCache::get(ir, cx, h);
@@ -585,9 +591,16 @@ fn alloc_wg(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
         let ha = b.bin(ir, Op::ISub, a.u64, r, c16);
         b.addr_ptr(ir, a.p_header, ha)
     };
+    // (Not in the sink: see `alloc_inv`; the cached slot says where it went.)
+    let cache = AllocCache::get(ir, cx, h);
+    let slot = b.op(ir, Op::Load, a.u32, vec![id(cache.slot)]);
+    let none = ir.c_u32(NO_NODE);
+    let in_ring = b.bin(ir, Op::INotEqual, a.bool_, slot, none);
+    let mf = b.begin_if(ir, in_ring);
     let fp = b.field_ptr(ir, &a, a.s_header(), hdr, f::H_FLAGS);
     let flag = ir.c_u32(ALLOC_FLAG_WORKGROUP);
     b.store(fp, flag, 4);
+    b.end_if(mf);
     b.store_plain(sh, r);
     b.end_if(m);
     barrier(ir, &mut b);
@@ -595,7 +608,6 @@ fn alloc_wg(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     barrier(ir, &mut b);
     // Invocation 0 cached the header; the others only need to know it is
     // not theirs to enqueue.
-    let cache = AllocCache::get(ir, cx, h);
     b.store_plain(cache.addr, v);
     b.store_plain(cache.flags, flag);
     b.end(inst(Op::ReturnValue, None, None, vec![id(v)]), None);
