@@ -128,15 +128,18 @@ pub(super) unsafe extern "system" fn reset_command_pool(
     guard_result("vkResetCommandPool", || {
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        let mut staging = state.staging.lock();
-        for (cb, s) in state.command_buffers.write().iter_mut() {
-            let s = s.get_mut();
-            if s.pool == pool {
-                s.reset();
-                staging.release(*cb);
+        {
+            // Lock order everywhere: the command buffers, then staging.
+            let mut map = state.command_buffers.write();
+            let mut staging = state.staging.lock();
+            for (cb, s) in map.iter_mut() {
+                let s = s.get_mut();
+                if s.pool == pool {
+                    s.reset();
+                    staging.release(*cb);
+                }
             }
         }
-        drop(staging);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().reset_command_pool)(device, pool, flags) }
     })
@@ -150,15 +153,17 @@ pub(super) unsafe extern "system" fn destroy_command_pool(
     guard_value("vkDestroyCommandPool", (), || {
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return };
-        let mut staging = state.staging.lock();
-        state.command_buffers.write().retain(|cb, s| {
-            let keep = s.get_mut().pool != pool;
-            if !keep {
-                staging.release(*cb);
-            }
-            keep
-        });
-        drop(staging);
+        {
+            let mut map = state.command_buffers.write();
+            let mut staging = state.staging.lock();
+            map.retain(|cb, s| {
+                let keep = s.get_mut().pool != pool;
+                if !keep {
+                    staging.release(*cb);
+                }
+                keep
+            });
+        }
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().destroy_command_pool)(device, pool, allocator) }
     })
