@@ -2,7 +2,8 @@
 //! `pCountInfo`, a scratch size of 0 or below minSize, a node that is not an
 //! API entry, a node index out of range. Each is logged by the layer and
 //! records no GPU work; nothing crashes, the validation layer stays silent,
-//! and a correct dispatch afterwards still works.
+//! and a correct dispatch afterwards still works. Hostile counts (issue 12)
+//! are rejected before the layer allocates anything for them.
 
 use ash::vk;
 use conformance_tests::amdx::PfnCmdDispatchGraph;
@@ -62,6 +63,69 @@ fn misuse_records_nothing() {
         .expect("submit");
         assert_eq!(out.read_u32(16).expect("read"), vec![7; 16], "misused dispatches record nothing");
         // The command buffer was not poisoned and the graph still works.
+        dev.submit_once(|cb| graph.record(cb, &scratch, false, &[(base, &record, 1, 8)])).expect("valid dispatch");
+        let got = out.read_u32(16).expect("read");
+        assert_eq!((got[2], got[3]), (5, 6));
+    }
+    inst.finish();
+}
+
+/// Peak resident memory of this process (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// `payloadCount = 0xFFFFFFFF` with stride 0, `payloadCount = 2^28`, and
+/// `count = 0xFFFFFFFF` infos: each is rejected from the counts alone (the
+/// layer used to build a copy of the payloads first: 34 GB and an abort, or
+/// 8 GB), nothing is recorded, and the graph still works afterwards.
+#[test]
+fn hostile_host_counts_are_rejected_before_allocating() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let out = dev.create_host_buffer(64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("out");
+        out.write_u32(&[7; 16]).expect("fill");
+        let stages = [Stage { entry: "base", node: None }, Stage { entry: "sharer", node: None }];
+        let graph = TestGraph::new(&dev, SHARES, &stages, &[&out], 0).expect("graph");
+        let (min, _, _) = graph.scratch_sizes().expect("sizes");
+        let scratch = graph.scratch(min).expect("scratch");
+        let address = scratch.address.expect("address");
+        let base = graph.node_index("base", 0).expect("base");
+        let record: Vec<u8> = [2u32, 5].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let info = |payload_count: u32, payload_stride: u64| vk::DispatchGraphInfoAMDX {
+            node_index: base,
+            payload_count,
+            payloads: vk::DeviceOrHostAddressConstAMDX { host_address: record.as_ptr().cast() },
+            payload_stride,
+        };
+        let (all_ones, many) = ([info(u32::MAX, 0)], [info(1 << 28, 0)]);
+        let count_info = |infos: &[vk::DispatchGraphInfoAMDX], count: u32| vk::DispatchGraphCountInfoAMDX {
+            count,
+            infos: vk::DeviceOrHostAddressConstAMDX { host_address: infos.as_ptr().cast() },
+            stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
+        };
+        let before = peak_rss_kib();
+        dev.submit_once(|cb| {
+            let d = &dev.device;
+            // SAFETY: recording; the layer must reject each dispatch before
+            // reading past the one info (or the one payload) given.
+            unsafe {
+                d.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
+                d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
+                (graph.fns.init_scratch)(cb, graph.pipeline, address, min);
+                (graph.fns.dispatch)(cb, address, min, &count_info(&all_ones, 1));
+                (graph.fns.dispatch)(cb, address, min, &count_info(&many, 1));
+                (graph.fns.dispatch)(cb, address, min, &count_info(&all_ones, u32::MAX));
+            }
+        })
+        .expect("submit");
+        let grown_mib = peak_rss_kib().saturating_sub(before) / 1024;
+        assert!(grown_mib < 256, "peak memory grew by {grown_mib} MiB");
+        assert_eq!(out.read_u32(16).expect("read"), vec![7; 16], "rejected dispatches record nothing");
         dev.submit_once(|cb| graph.record(cb, &scratch, false, &[(base, &record, 1, 8)])).expect("valid dispatch");
         let got = out.read_u32(16).expect("read");
         assert_eq!((got[2], got[3]), (5, 6));

@@ -199,25 +199,60 @@ pub(super) unsafe extern "system" fn cmd_initialize_scratch(
     })
 }
 
-/// Reads the host infos of `vkCmdDispatchGraphAMDX` into entry inputs.
+/// What level 0 of a host dispatch may hold in the scratch given: the
+/// application's counts are checked against it before anything is copied.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostCapacity {
+    /// Records (`RecordRef`s) the level-0 list holds.
+    pub records: u64,
+    /// Payload bytes ring half 1 holds.
+    pub payload_bytes: u64,
+}
+
+/// Reads the host infos of `vkCmdDispatchGraphAMDX` into entry inputs,
+/// after checking every count against `capacity` (with no arithmetic that
+/// can wrap), so that hostile counts cost neither memory nor time.
 ///
 /// # Safety
 /// `count_info` must follow the command's valid usage (host addresses).
 unsafe fn host_inputs(
     graph: &GraphPipeline,
     count_info: &amdx::DispatchGraphCountInfo,
+    capacity: HostCapacity,
 ) -> Result<Vec<EntryInput>, String> {
-    let mut inputs = Vec::new();
     // SAFETY: host address of `count` infos at `stride` (caller's contract).
     let infos = unsafe { count_info.infos.host_address }.cast::<u8>();
     if infos.is_null() && count_info.count > 0 {
         return Err("infos.hostAddress is null".into());
     }
-    for i in 0..count_info.count as usize {
+    if u64::from(count_info.count) > capacity.records.max(1) {
+        return Err(format!(
+            "{} infos, more than the {} records the scratch holds at level 0",
+            count_info.count, capacity.records
+        ));
+    }
+    let read_info = |i: usize| -> amdx::DispatchGraphInfo {
         // SAFETY: as above; read unaligned in case of an odd stride.
-        let info: amdx::DispatchGraphInfo = unsafe {
-            std::ptr::read_unaligned(infos.add(i * count_info.stride as usize).cast::<amdx::DispatchGraphInfo>())
-        };
+        unsafe { std::ptr::read_unaligned(infos.add(i * count_info.stride as usize).cast::<amdx::DispatchGraphInfo>()) }
+    };
+    let (mut records, mut bytes) = (0u64, 0u64);
+    for i in 0..count_info.count as usize {
+        let info = read_info(i);
+        let stride = graph.schedules.get(info.node_index as usize).map_or(0, |s| u64::from(s.input_stride));
+        records += u64::from(info.payload_count);
+        // At most 2^32 payloads of at most 2^32 bytes: no wrap in u64.
+        bytes = bytes.saturating_add((u64::from(info.payload_count) * stride).next_multiple_of(16));
+        if records > capacity.records || bytes > capacity.payload_bytes {
+            return Err(format!(
+                "info {i}: {records} records of {bytes} payload bytes so far, more than the scratch holds at \
+                 level 0 ({} records, {} bytes)",
+                capacity.records, capacity.payload_bytes
+            ));
+        }
+    }
+    let mut inputs = Vec::new();
+    for i in 0..count_info.count as usize {
+        let info = read_info(i);
         let slot = info.node_index as usize;
         let Some(node) = graph.graph.nodes.get(slot) else {
             return Err(format!("info {i}: nodeIndex {} is not a node of the graph", info.node_index));
@@ -334,8 +369,17 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
             tracing::error!("{NAME}: pCountInfo is null; nothing recorded");
             return;
         };
+        let Some(dynamic) = cx.graph.fixed.dynamic(cx.target.size) else {
+            let min = cx.graph.fixed.sizes().0;
+            tracing::error!(
+                "{NAME}: scratch size {} is below the graph's minSize {min}; nothing recorded",
+                cx.target.size
+            );
+            return;
+        };
+        let capacity = HostCapacity { records: u64::from(dynamic.record_capacity), payload_bytes: dynamic.half_size };
         // SAFETY: host infos (the command's valid usage).
-        let inputs = match unsafe { host_inputs(&cx.graph, count_info) } {
+        let inputs = match unsafe { host_inputs(&cx.graph, count_info, capacity) } {
             Ok(inputs) => inputs,
             Err(e) => {
                 tracing::error!("{NAME}: {e}; nothing recorded");
