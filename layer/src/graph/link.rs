@@ -80,6 +80,65 @@ pub enum LinkError {
     RecordSizeMismatch { node: String, output: usize, target: String, produced: u32, consumed: u32 },
     #[error("node \"{node}\": {problem}")]
     SharedInput { node: String, problem: String },
+    #[error("node (\"{node}\", {index}): {what}")]
+    Limit { node: String, index: u32, what: String },
+}
+
+/// Highest node index (and node-array extent) a graph may use: output slot
+/// tables are as long as the highest index they reach, so an index of
+/// 0xFFFFFFFE cost 17 GB of scratch and a minute of pipeline creation.
+/// A million entries is far beyond any published node array.
+pub const MAX_NODE_INDEX: u32 = (1 << 20) - 1;
+
+/// Rejects what exceeds the limits the layer advertises
+/// (`VkPhysicalDeviceShaderEnqueuePropertiesAMDX`, see `advertise`) or
+/// [`MAX_NODE_INDEX`], naming the node and the limit.
+fn check_limits(decls: &[NodeDecl]) -> Result<(), LinkError> {
+    let limits = crate::advertise::properties();
+    for d in decls {
+        let fail = |what: String| Err(LinkError::Limit { node: d.name.clone(), index: d.index, what });
+        if d.index > MAX_NODE_INDEX {
+            return fail(format!("the node index is above the layer's limit of {MAX_NODE_INDEX}"));
+        }
+        let max_size = limits.max_execution_graph_shader_payload_size;
+        if let Some(input) = d.info.input.as_ref().filter(|i| i.size > max_size) {
+            return fail(format!(
+                "its input record is {} bytes; maxExecutionGraphShaderPayloadSize is {max_size}",
+                input.size
+            ));
+        }
+        if let Some(levels) = d.info.max_recursion.filter(|&r| r >= MAX_DEPTH) {
+            return fail(format!(
+                "MaxNodeRecursionAMDX {levels} needs {} levels; maxExecutionGraphDepth is {MAX_DEPTH}",
+                u64::from(levels) + 1
+            ));
+        }
+        let max_count = limits.max_execution_graph_shader_payload_count;
+        for (o, out) in d.info.outputs.iter().enumerate() {
+            if out.payload_size > max_size {
+                return fail(format!(
+                    "output {o} (\"{}\") writes {}-byte records; maxExecutionGraphShaderPayloadSize is {max_size}",
+                    out.name, out.payload_size
+                ));
+            }
+            if out.max_payloads > max_count {
+                return fail(format!(
+                    "output {o} (\"{}\") allocates up to {} records (NodeMaxPayloadsAMDX); \
+                     maxExecutionGraphShaderPayloadCount is {max_count}",
+                    out.name, out.max_payloads
+                ));
+            }
+            let end = u64::from(out.base_index) + u64::from(out.array_size.unwrap_or(0));
+            if end > u64::from(MAX_NODE_INDEX) + 1 {
+                return fail(format!(
+                    "output {o} (\"{}\") spans node indices up to {}; the layer's limit is {MAX_NODE_INDEX}",
+                    out.name,
+                    end - 1
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Bytes between records as a consumer reads them (an empty payload is 4,
@@ -90,6 +149,7 @@ pub fn input_stride(info: &NodeShaderInfo) -> u32 {
 
 /// Links `decls` (slot = position) into a checked graph.
 pub fn link(decls: Vec<NodeDecl>) -> Result<Graph, LinkError> {
+    check_limits(&decls)?;
     let mut by_key: HashMap<(&str, u32), usize> = HashMap::new();
     let mut by_name: HashMap<&str, Vec<(u32, usize)>> = HashMap::new();
     for (slot, d) in decls.iter().enumerate() {
@@ -337,6 +397,35 @@ mod tests {
                 input_needs_contiguous_records: false,
             },
         }
+    }
+
+    #[test]
+    fn advertised_limits_are_enforced_at_link_time() {
+        let limit = |decls: Vec<NodeDecl>| match link(decls) {
+            Err(LinkError::Limit { what, .. }) => what,
+            other => panic!("expected a limit error, got {other:?}"),
+        };
+        assert!(limit(vec![node("a", 0xFFFF_FFFE, &[], None)]).contains("node index"));
+        let mut big_input = node("a", 0, &[], None);
+        big_input.info.input.as_mut().unwrap().size = 32 * 1024 + 4;
+        assert!(limit(vec![big_input]).contains("32772 bytes"));
+        let mut big_input = node("a", 0, &[], None);
+        big_input.info.input.as_mut().unwrap().size = 4 << 20;
+        assert!(limit(vec![big_input]).contains("maxExecutionGraphShaderPayloadSize"));
+        let mut big_output = node("a", 0, &[("b", None, false)], None);
+        big_output.info.outputs[0].payload_size = 32 * 1024 + 4;
+        assert!(limit(vec![big_output, node("b", 0, &[], None)]).contains("32772-byte records"));
+        let mut many = node("a", 0, &[("b", None, false)], None);
+        many.info.outputs[0].max_payloads = 257;
+        assert!(limit(vec![many, node("b", 0, &[], None)]).contains("NodeMaxPayloadsAMDX"));
+        assert!(limit(vec![node("a", 0, &[("a", None, false)], Some(u32::MAX))]).contains("maxExecutionGraphDepth"));
+        let mut wide = node("a", 0, &[("b", Some(u32::MAX), true)], None);
+        wide.info.outputs[0].base_index = 2;
+        assert!(limit(vec![wide]).contains("node indices"));
+        // At the limits everything still links.
+        let mut edge = node("a", MAX_NODE_INDEX, &[], Some(MAX_DEPTH - 1));
+        edge.info.input.as_mut().unwrap().size = 32 * 1024;
+        assert!(link(vec![edge]).is_ok());
     }
 
     #[test]
