@@ -132,3 +132,34 @@ fn hostile_host_counts_are_rejected_before_allocating() {
     }
     inst.finish();
 }
+
+/// A host record whose grid exceeds the node's MaxNumWorkgroupsAMDX:
+/// the dispatch is rejected when it is recorded (it used to launch four
+/// billion workgroups, and the fence never signalled); the graph still works
+/// afterwards.
+#[test]
+fn host_grids_past_the_node_maximum_are_rejected() {
+    use conformance_tests::models::add_hello_chain;
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        uav.write_u32(&[0; 8]).expect("clear");
+        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
+        let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
+        let first = graph.node_index("firstNode", 0).expect("first");
+        let le = |w: &[u32]| w.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+        // firstNode's MaxNumWorkgroupsAMDX is 16: 2^32 - 1, and 17 in the second of two records.
+        let (huge, just_over) = (le(&[u32::MAX, 1]), le(&[16, 1, 17, 2]));
+        for (records, count) in [(&huge, 1), (&just_over, 2)] {
+            dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(first, records, count, 8)])).expect("submit");
+        }
+        assert_eq!(uav.read_u32(8).expect("read"), vec![0; 8], "rejected dispatches record nothing");
+        dev.submit_once(|cb| graph.record(cb, &scratch, false, &[(first, &le(&[2, 3]), 1, 8)])).expect("valid");
+        let mut want = vec![0u32; 8];
+        add_hello_chain(&mut want, &[(2, 3)], &[]);
+        assert_eq!(uav.read_u32(8).expect("read"), want);
+    }
+    inst.finish();
+}

@@ -7,6 +7,7 @@ use super::record::RecordError;
 use super::scratch::{record_bytes, DynamicLayout};
 use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
 use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN, RECORDS_LISTED};
+use spirv_lowering::LaunchMode;
 use std::collections::BTreeMap;
 
 /// Records for one entry node of a host dispatch, at the node's input stride.
@@ -49,7 +50,18 @@ pub(super) fn entry_level(
         // Sharers (SharesInputWithAMDX) read the same records; a grid read
         // from the payload is the same for all of them.
         let group = std::iter::once(slot).chain(node.sharers.iter().copied());
-        let grid_schedule = group.clone().map(|n| graph.schedules[n]).find(|s| s.mode == SCHEDULE_DYNAMIC);
+        let grid_node = group.clone().find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
+        let grid_schedule = grid_node.map(|n| graph.schedules[n]);
+        // The grids a node may be given (MaxNumWorkgroupsAMDX, else the
+        // per-dimension limit), and the workgroups all its records may ask
+        // for: past them a dispatch could run for minutes.
+        let max_grid = grid_node
+            .and_then(|n| match graph.graph.nodes[n].decl.info.launch {
+                LaunchMode::BroadcastDynamic { max_grid } => max_grid,
+                _ => None,
+            })
+            .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
+        let max_total = crate::advertise::properties().max_execution_graph_workgroups;
         let first_record = record_count;
         let mut grid_groups = 0u64;
         for input in inputs {
@@ -63,7 +75,18 @@ pub(super) fn entry_level(
                     remaining_recursion: recursion,
                 };
                 if let Some(schedule) = &grid_schedule {
-                    grid_groups += grid_size(&input.bytes[(i * stride) as usize..], schedule);
+                    let grid = grid_of(&input.bytes[(i * stride) as usize..], schedule);
+                    grid_groups += grid.iter().product::<u64>();
+                    let over = grid.iter().zip(max_grid).any(|(&g, m)| g > u64::from(m));
+                    if over || grid_groups > u64::from(max_total) {
+                        return Err(RecordError::GridTooLarge {
+                            node: node.decl.name.clone(),
+                            record: record_count - first_record,
+                            grid,
+                            max: max_grid,
+                            total: max_total,
+                        });
+                    }
                 }
                 level.records.extend_from_slice(&record_bytes(&record));
                 record_count += 1;
@@ -104,17 +127,19 @@ pub(super) fn entry_level(
     Ok(level)
 }
 
-/// Workgroups of a dynamic-grid record (product of its grid components).
-fn grid_size(record: &[u8], schedule: &meta_shaders::NodeSchedule) -> u64 {
-    (0..schedule.grid_components)
-        .map(|c| {
-            let at = (schedule.grid_offset + c * schedule.grid_bytes) as usize;
-            let bytes = record.get(at..at + schedule.grid_bytes as usize).unwrap_or(&[]);
-            match bytes {
-                [a, b] => u64::from(u16::from_le_bytes([*a, *b])),
-                [a, b, c, d] => u64::from(u32::from_le_bytes([*a, *b, *c, *d])),
-                _ => 0,
-            }
-        })
-        .product()
+/// A dynamic-grid record's grid (absent components are 1).
+fn grid_of(record: &[u8], schedule: &meta_shaders::NodeSchedule) -> [u64; 3] {
+    std::array::from_fn(|c| {
+        let c = c as u32;
+        if c >= schedule.grid_components {
+            return 1;
+        }
+        let at = (schedule.grid_offset + c * schedule.grid_bytes) as usize;
+        let bytes = record.get(at..at + schedule.grid_bytes as usize).unwrap_or(&[]);
+        match bytes {
+            [a, b] => u64::from(u16::from_le_bytes([*a, *b])),
+            [a, b, c, d] => u64::from(u32::from_le_bytes([*a, *b, *c, *d])),
+            _ => 0,
+        }
+    })
 }

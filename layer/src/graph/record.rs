@@ -46,6 +46,11 @@ pub enum RecordError {
     PayloadsTooLarge { bytes: u64, capacity: u64 },
     #[error("the dispatch's {records} records exceed the scratch record list ({capacity})")]
     TooManyRecords { records: u64, capacity: u32 },
+    #[error(
+        "record {record} of node \"{node}\" asks for a grid of {grid:?} workgroups; the node's \
+         MaxNumWorkgroupsAMDX is {max:?} and a node's records may ask for {total} workgroups in all"
+    )]
+    GridTooLarge { node: String, record: u64, grid: [u64; 3], max: [u32; 3], total: u32 },
 }
 
 /// Checks the scratch range and returns its dynamic layout.
