@@ -28,7 +28,74 @@ const OP_5090: u32 = 5090;
 const AMDX_OPCODES: std::ops::RangeInclusive<u32> = 5074..=5109;
 const KNOWN_AMDX: [u32; 8] = [5074, 5075, 5076, 5078, 5090, 5101, 5103, 5104];
 
-/// Raw scan over the words: header, word counts, 2023 markers, unknown AMDX opcodes.
+/// The opcodes `OpSpecConstantOp` may compute (the SPIR-V specification's
+/// lists for the Shader and Kernel capabilities). rspirv's parser panics on
+/// some others (e.g. `OpSpecConstant`, `OpSpecConstantOp`), so they are
+/// refused before it runs.
+const SPEC_CONSTANT_OPS: &[Op] = &[
+    Op::SConvert,
+    Op::UConvert,
+    Op::FConvert,
+    Op::SNegate,
+    Op::Not,
+    Op::IAdd,
+    Op::ISub,
+    Op::IMul,
+    Op::UDiv,
+    Op::SDiv,
+    Op::UMod,
+    Op::SRem,
+    Op::SMod,
+    Op::ShiftRightLogical,
+    Op::ShiftRightArithmetic,
+    Op::ShiftLeftLogical,
+    Op::BitwiseOr,
+    Op::BitwiseXor,
+    Op::BitwiseAnd,
+    Op::VectorShuffle,
+    Op::CompositeExtract,
+    Op::CompositeInsert,
+    Op::LogicalOr,
+    Op::LogicalAnd,
+    Op::LogicalNot,
+    Op::LogicalEqual,
+    Op::LogicalNotEqual,
+    Op::Select,
+    Op::IEqual,
+    Op::INotEqual,
+    Op::ULessThan,
+    Op::SLessThan,
+    Op::UGreaterThan,
+    Op::SGreaterThan,
+    Op::ULessThanEqual,
+    Op::SLessThanEqual,
+    Op::UGreaterThanEqual,
+    Op::SGreaterThanEqual,
+    Op::QuantizeToF16,
+    Op::ConvertFToS,
+    Op::ConvertSToF,
+    Op::ConvertFToU,
+    Op::ConvertUToF,
+    Op::ConvertPtrToU,
+    Op::ConvertUToPtr,
+    Op::GenericCastToPtr,
+    Op::PtrCastToGeneric,
+    Op::Bitcast,
+    Op::FNegate,
+    Op::FAdd,
+    Op::FSub,
+    Op::FMul,
+    Op::FDiv,
+    Op::FRem,
+    Op::FMod,
+    Op::AccessChain,
+    Op::InBoundsAccessChain,
+    Op::PtrAccessChain,
+    Op::InBoundsPtrAccessChain,
+];
+
+/// Raw scan over the words: header, word counts, 2023 markers, unknown AMDX
+/// opcodes, what `OpSpecConstantOp` computes.
 pub fn prescan(words: &[u32]) -> Result<(), LowerError> {
     if words.len() < 5 {
         return Err(LowerError::Truncated(format!("{} words, the header needs 5", words.len())));
@@ -67,6 +134,14 @@ pub fn prescan(words: &[u32]) -> Result<(), LowerError> {
         // OpDecorate (not OpDecorateId) PayloadNodeNameAMDX had a literal string in 2023.
         if op == 71 && w(2) == Some(5091) {
             return Err(LowerError::Superseded2023Form("PayloadNodeNameAMDX with a literal name".into()));
+        }
+        if op == Op::SpecConstantOp as u32 {
+            let computed = w(3).unwrap_or(u32::MAX);
+            if wc < 4 || !SPEC_CONSTANT_OPS.iter().any(|&o| o as u32 == computed) {
+                return Err(LowerError::Malformed(format!(
+                    "OpSpecConstantOp at word {i} computes opcode {computed}, which it may not"
+                )));
+            }
         }
         if AMDX_OPCODES.contains(&op) && !KNOWN_AMDX.contains(&op) {
             let result_id = if wc >= 3 { w(2) } else { None };

@@ -258,3 +258,22 @@ fn deep_shared_struct_layout_is_linear() {
     assert!(t.elapsed().as_secs() < 2, "took {:?}", t.elapsed());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `OpSpecConstantOp` computing `OpSpecConstant` (50) or `OpSpecConstantOp`
+/// (52), 9 and 10 words: rspirv's parser panicked on them (issue 12); they
+/// are refused as malformed before it runs, by `analyze` and `lower` alike.
+#[test]
+fn spec_constant_op_of_a_forbidden_opcode_is_malformed() {
+    let base = corpus("02_broadcast_static.spv");
+    for (computed, words) in [(50u32, 9u32), (52, 10)] {
+        let mut w = base.clone();
+        let bound = w[3];
+        w[3] += 1;
+        let mut inst = vec![(words << 16) | 52, 1, bound, computed];
+        inst.resize(words as usize, 1);
+        w.extend(inst);
+        let want = format!("OpSpecConstantOp at word {} computes opcode {computed}, which it may not", base.len());
+        assert_eq!(analyze(&w).err(), Some(LowerError::Malformed(want.clone())));
+        assert_eq!(lower(&w, &LowerOptions::new("staticGrid")).err(), Some(LowerError::Malformed(want)));
+    }
+}
