@@ -40,6 +40,12 @@ pub(crate) fn describe(status: u32) -> String {
     }
 }
 
+/// Submissions whose status is kept for checking at most: an application
+/// that never waits on a fence (timeline semaphores, or none at all) must
+/// not grow the list without bound. Past it the oldest are forgotten
+/// unchecked (the status ring has fewer slots anyway, see `status`).
+const MAX_PENDING: usize = 4096;
+
 /// Remembers the graph dispatches of a submission.
 fn track(state: &DeviceState, queue: vk::Queue, fence: vk::Fence, buffers: impl Iterator<Item = vk::CommandBuffer>) {
     let slots: Vec<StatusSlot> = {
@@ -47,17 +53,27 @@ fn track(state: &DeviceState, queue: vk::Queue, fence: vk::Fence, buffers: impl 
         buffers.filter_map(|cb| map.get(&cb).map(|s| s.lock().status_slots.clone())).flatten().collect()
     };
     if !slots.is_empty() {
-        state.pending_reports.lock().push(PendingReport { queue, fence, slots });
+        let mut pending = state.pending_reports.lock();
+        pending.push(PendingReport { queue, fence, slots });
+        if pending.len() > MAX_PENDING {
+            let excess = pending.len() - MAX_PENDING;
+            pending.drain(..excess);
+            tracing::debug!("{excess} graph submissions never waited on: their status goes unchecked");
+        }
     }
 }
 
-/// Checks and forgets the pending submissions `done` says finished.
+/// Checks and forgets the pending submissions `done` says finished, and
+/// every one submitted earlier to the same queue as one of them (a fence
+/// signal covers all earlier commands in submission order, so submissions
+/// without a fence are checked once a later one's fence is seen signalled).
 fn report_finished(state: &DeviceState, done: impl Fn(&PendingReport) -> bool) {
     let finished: Vec<PendingReport> = {
         let mut pending = state.pending_reports.lock();
-        let (finished, rest) = pending.drain(..).partition(|p| done(p));
-        *pending = rest;
-        finished
+        let marks: Vec<(vk::Queue, bool)> = pending.iter().map(|p| (p.queue, done(p))).collect();
+        let (finished, rest): (Vec<_>, Vec<_>) = pending.drain(..).zip(settled(&marks)).partition(|(_, s)| *s);
+        *pending = rest.into_iter().map(|(p, _)| p).collect();
+        finished.into_iter().map(|(p, _)| p).collect()
     };
     if finished.is_empty() {
         return;
@@ -80,6 +96,22 @@ fn report_finished(state: &DeviceState, done: impl Fn(&PendingReport) -> bool) {
     for (slot, words) in problems {
         report(state, slot, &words);
     }
+}
+
+/// Which of the pending submissions (queue, finished?), in submission
+/// order, are finished: those marked, and every earlier one on the queue of
+/// a marked one.
+fn settled(marks: &[(vk::Queue, bool)]) -> Vec<bool> {
+    let mut last: Vec<(vk::Queue, usize)> = Vec::new();
+    for (i, &(queue, done)) in marks.iter().enumerate() {
+        if done {
+            match last.iter_mut().find(|(q, _)| *q == queue) {
+                Some(entry) => entry.1 = i,
+                None => last.push((queue, i)),
+            }
+        }
+    }
+    marks.iter().enumerate().map(|(i, &(queue, _))| last.iter().any(|&(q, l)| q == queue && i <= l)).collect()
 }
 
 /// Logs a finished dispatch's timestamps (info level) and, when the
@@ -293,6 +325,16 @@ pub(super) unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signalled_fence_settles_the_earlier_submissions_of_its_queue() {
+        use ash::vk::Handle;
+        let (a, b) = (vk::Queue::from_raw(1), vk::Queue::from_raw(2));
+        let marks = [(a, false), (b, false), (a, false), (a, true), (b, false), (a, false)];
+        assert_eq!(settled(&marks), vec![true, false, true, true, false, false]);
+        assert_eq!(settled(&[(b, false), (b, true)]), vec![true, true]);
+        assert_eq!(settled(&[]), Vec::<bool>::new());
+    }
 
     #[test]
     fn the_first_level_with_a_problem_is_named() {
