@@ -76,7 +76,9 @@ pub(super) fn entry_level(
                 };
                 if let Some(schedule) = &grid_schedule {
                     let grid = grid_of(&input.bytes[(i * stride) as usize..], schedule);
-                    grid_groups += grid.iter().product::<u64>();
+                    // Saturating: three components of up to 2^32 overflow a u64.
+                    let groups = grid.iter().fold(1u64, |n, &g| n.saturating_mul(g));
+                    grid_groups = grid_groups.saturating_add(groups);
                     let over = grid.iter().zip(max_grid).any(|(&g, m)| g > u64::from(m));
                     if over || grid_groups > u64::from(max_total) {
                         return Err(RecordError::GridTooLarge {
