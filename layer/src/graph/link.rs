@@ -107,11 +107,10 @@ fn check_limits(decls: &[NodeDecl]) -> Result<(), LinkError> {
                 input.size
             ));
         }
+        // A node's own levels are 1 + its recursion: checked here, where
+        // 0xFFFFFFFF cannot wrap, rather than in the depth walk.
         if let Some(levels) = d.info.max_recursion.filter(|&r| r >= MAX_DEPTH) {
-            return fail(format!(
-                "MaxNodeRecursionAMDX {levels} needs {} levels; maxExecutionGraphDepth is {MAX_DEPTH}",
-                u64::from(levels) + 1
-            ));
+            return Err(LinkError::TooDeep { node: d.name.clone(), depth: levels.saturating_add(1) });
         }
         let max_count = limits.max_execution_graph_shader_payload_count;
         for (o, out) in d.info.outputs.iter().enumerate() {
@@ -418,7 +417,10 @@ mod tests {
         let mut many = node("a", 0, &[("b", None, false)], None);
         many.info.outputs[0].max_payloads = 257;
         assert!(limit(vec![many, node("b", 0, &[], None)]).contains("NodeMaxPayloadsAMDX"));
-        assert!(limit(vec![node("a", 0, &[("a", None, false)], Some(u32::MAX))]).contains("maxExecutionGraphDepth"));
+        assert_eq!(
+            link(vec![node("a", 0, &[("a", None, false)], Some(u32::MAX))]).unwrap_err(),
+            LinkError::TooDeep { node: "a".into(), depth: u32::MAX }
+        );
         let mut wide = node("a", 0, &[("b", Some(u32::MAX), true)], None);
         wide.info.outputs[0].base_index = 2;
         assert!(limit(vec![wide]).contains("node indices"));
