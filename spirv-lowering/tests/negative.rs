@@ -277,3 +277,39 @@ fn spec_constant_op_of_a_forbidden_opcode_is_malformed() {
         assert_eq!(lower(&w, &LowerOptions::new("staticGrid")).err(), Some(LowerError::Malformed(want)));
     }
 }
+
+/// A workgroup size whose product overflows 32 bits (found by the smoke
+/// test's mutations: the lowering panicked multiplying it): refused.
+#[test]
+fn workgroup_size_past_32_bits_is_refused() {
+    let mut w = corpus("02_broadcast_static.spv");
+    // OpExecutionMode %entry LocalSize x y z: 6 words, opcode 16, mode 17.
+    let (at, _) = instructions(&w)
+        .into_iter()
+        .find(|&(at, wc)| wc == 6 && w[at] & 0xffff == 16 && w[at + 2] == 17)
+        .expect("LocalSize");
+    w[at + 3] = 65536;
+    w[at + 4] = 65536;
+    let err = lower(&w, &LowerOptions::new("staticGrid")).unwrap_err();
+    assert!(
+        matches!(&err, LowerError::Invalid { detail, .. } if detail.contains("more than 2^32 invocations")),
+        "{err}"
+    );
+}
+
+/// A mutated module (the smoke test's case 358768 of seed 20261125, kept in
+/// `tests/corpus/fuzz/`) on which the handles pass inserted a load on every
+/// sweep, forever: lowering now ends, with an error. Run on a thread so
+/// that a regression fails the test instead of hanging the suite.
+#[test]
+fn fuzz_case_that_hung_the_handles_pass_ends() {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/fuzz/handles_sweep_hang.spv"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut o = LowerOptions::new("sparseArray");
+        o.thread_pack_width = 17;
+        let _ = tx.send(lower(&w, &o));
+    });
+    let result = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("lowering ended");
+    assert!(matches!(&result, Err(LowerError::Invalid { detail, .. }) if detail.contains("sweeps")), "{result:?}");
+}

@@ -1,5 +1,11 @@
-//! No-panic smoke test: at least 100,000 mutated and truncated corpus modules
-//! (fixed seed) through `analyze` and `lower`; any result is fine, a panic is not.
+//! No-panic smoke test: 100,000 mutated and truncated corpus modules (fixed
+//! seed) through `analyze` and `lower`; any result is fine, a panic is not.
+//! A longer fuzzing run: `SPIRV_LOWERING_FUZZ_CASES=5000000
+//! SPIRV_LOWERING_FUZZ_SEED=<any u64> cargo test --release -p spirv-lowering
+//! --test smoke -- --nocapture` (the inputs that once failed are kept as
+//! tests in `negative.rs`). A case that runs for more than 20 s ends the run
+//! with its number; `SPIRV_LOWERING_FUZZ_DUMP=<case>` then writes that case's
+//! module to `target/fuzz-case-<case>.spv` instead of running anything.
 
 mod common;
 
@@ -20,7 +26,11 @@ impl Rng {
     }
 }
 
-const CASES: usize = 100_000;
+/// Cases and seed: 100,000 from a fixed seed unless the environment says otherwise.
+fn cases_and_seed() -> (usize, u64) {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+    (var("SPIRV_LOWERING_FUZZ_CASES").unwrap_or(100_000) as usize, var("SPIRV_LOWERING_FUZZ_SEED").unwrap_or(3))
+}
 
 #[test]
 fn no_panic_on_mutated_modules() {
@@ -37,11 +47,32 @@ fn no_panic_on_mutated_modules() {
         .iter()
         .map(|w| analyze(w).map(|v| v.into_iter().map(|i| i.name).collect()).unwrap_or_default())
         .collect();
-    let mut rng = Rng(0x5EED_0000_0000_0003);
+    let (cases, seed) = cases_and_seed();
+    let dump: Option<usize> = std::env::var("SPIRV_LOWERING_FUZZ_DUMP").ok().and_then(|v| v.parse().ok());
+    let mut rng = Rng(0x5EED_0000_0000_0000 ^ seed.max(1));
+    // A hang is a failure too: a watchdog names the case that runs too long.
+    let current = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let current = current.clone();
+        std::thread::spawn(move || {
+            let (mut last, mut since) = (usize::MAX, Instant::now());
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                let now = current.load(std::sync::atomic::Ordering::Relaxed);
+                if now != last {
+                    (last, since) = (now, Instant::now());
+                } else if since.elapsed().as_secs() > 20 {
+                    eprintln!("smoke: case {now} (seed {seed}) runs for more than 20 s: a hang");
+                    std::process::exit(1);
+                }
+            }
+        });
+    }
     let t = Instant::now();
     let (mut ok, mut lowered) = (0usize, 0usize);
     let mut slowest = (std::time::Duration::ZERO, 0usize);
-    for case in 0..CASES {
+    for case in 0..cases {
+        current.store(case, std::sync::atomic::Ordering::Relaxed);
         let t_case = Instant::now();
         let k = rng.below(originals.len());
         let mut w = originals[k].clone();
@@ -78,24 +109,37 @@ fn no_panic_on_mutated_modules() {
                 w.splice(i..i, run);
             }
         }
+        // Lowering is costlier: every 8th case, on an entry point name of the
+        // original (the options drawn first, so that a dump replays the run).
+        let options = names[k].first().filter(|_| case % 8 == 0).map(|n| {
+            let mut o = LowerOptions::new(n);
+            o.thread_pack_width = 1 + (case % 3) as u32 * 16;
+            if case % 64 == 0 {
+                // Extreme options must not panic either.
+                o.push_offset = (rng.next() as u32) & !7;
+                o.max_push_constants_size = rng.next() as u32;
+                o.thread_pack_width = rng.next() as u32;
+                o.shader_index = rng.next() as u32;
+            }
+            o
+        });
+        match dump {
+            Some(d) if d != case => continue,
+            Some(_) => {
+                let path = common::crate_dir().join(format!("../target/fuzz-case-{case}.spv"));
+                let bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+                std::fs::write(&path, bytes).expect("write the case");
+                eprintln!("smoke: case {case} written to {} (options {options:?})", path.display());
+                return;
+            }
+            None => {}
+        }
         if analyze(&w).is_ok() {
             ok += 1;
         }
-        // Lowering is costlier: every 8th case, on an entry point name of the original.
-        if case % 8 == 0 {
-            if let Some(n) = names[k].first() {
-                let mut o = LowerOptions::new(n);
-                o.thread_pack_width = 1 + (case % 3) as u32 * 16;
-                if case % 64 == 0 {
-                    // Extreme options must not panic either.
-                    o.push_offset = (rng.next() as u32) & !7;
-                    o.max_push_constants_size = rng.next() as u32;
-                    o.thread_pack_width = rng.next() as u32;
-                    o.shader_index = rng.next() as u32;
-                }
-                if lower(&w, &o).is_ok() {
-                    lowered += 1;
-                }
+        if let Some(o) = options {
+            if lower(&w, &o).is_ok() {
+                lowered += 1;
             }
         }
         let took = t_case.elapsed();
@@ -108,7 +152,7 @@ fn no_panic_on_mutated_modules() {
     assert!(slowest.0.as_millis() < 2000, "case {} took {:?}", slowest.1, slowest.0);
     eprintln!("smoke: slowest case {} took {:?}", slowest.1, slowest.0);
     eprintln!(
-        "smoke: {CASES} mutated modules ({} files), {ok} analyzed ok, {lowered} lowered ok, {:.2?}",
+        "smoke: {cases} mutated modules (seed {seed}, {} files), {ok} analyzed ok, {lowered} lowered ok, {:.2?}",
         originals.len(),
         t.elapsed()
     );

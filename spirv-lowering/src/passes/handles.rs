@@ -127,11 +127,18 @@ fn substitute_types(ir: &mut Ir, handle_of: &IdMap<Word>) {
     }
 }
 
+/// Sweeps [`rewrite_bodies`] makes at most. A sweep retypes what the one
+/// before made reachable (a phi whose incoming value was retyped later in
+/// the block order); compiler output settles in two or three. A malformed
+/// module (an access chain that is its own base, found by the smoke test's
+/// mutations) could otherwise insert a load on every sweep forever.
+const MAX_SWEEPS: usize = 64;
+
 /// Rewrites loads, chains and node operations that go through handle values.
 fn rewrite_bodies(ir: &mut Ir, cx: &Ctx, handles: &[Word]) -> Result<(), LowerError> {
     let mut types = ir.type_map();
     // Fixed point: a phi may see a retyped value only on a later sweep.
-    loop {
+    for _ in 0..MAX_SWEEPS {
         let mut changed = false;
         for fi in 0..ir.m.functions.len() {
             let nblocks = ir.m.functions.get(fi).map_or(0, |f| f.blocks.len());
@@ -153,6 +160,12 @@ fn rewrite_bodies(ir: &mut Ir, cx: &Ctx, handles: &[Word]) -> Result<(), LowerEr
             return Ok(());
         }
     }
+    Err(LowerError::Invalid {
+        entry: cx.entry(),
+        opcode: "OpFunction".into(),
+        result_id: None,
+        detail: format!("payload handles still changed after {MAX_SWEEPS} sweeps (a value derived from itself?)"),
+    })
 }
 
 /// The handle type a variable of pointer type `ty` holds, if it holds one.
