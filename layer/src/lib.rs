@@ -14,6 +14,7 @@ pub mod amdx;
 mod dispatch;
 mod ffi;
 mod graph;
+mod mapped;
 pub mod settings;
 pub mod spirv_scan;
 mod state;

@@ -5,6 +5,7 @@
 //! clears the slot once the submission is known to have finished.
 
 use crate::graph::scratch::STATUS_WORDS;
+use crate::mapped::MappedBuffer;
 use crate::state::DeviceState;
 use ash::vk;
 
@@ -14,11 +15,8 @@ pub(crate) const SLOTS: u32 = 1024;
 const WORDS: u32 = SLOTS * STATUS_WORDS;
 
 pub(crate) struct StatusBuffer {
-    pub buffer: vk::Buffer,
-    memory: vk::DeviceMemory,
-    /// `SLOTS` slots of `STATUS_WORDS` words, mapped for the buffer's
-    /// lifetime (host-coherent).
-    mapped: *mut u32,
+    /// `SLOTS` slots of `STATUS_WORDS` words.
+    pub memory: MappedBuffer,
     next: u32,
 }
 
@@ -26,50 +24,10 @@ pub(crate) struct StatusBuffer {
 unsafe impl Send for StatusBuffer {}
 
 impl StatusBuffer {
-    /// Creates the buffer in host-visible, host-coherent memory.
+    /// Creates the buffer in host-visible, host-coherent memory, zeroed.
     pub(crate) fn create(device: &DeviceState) -> Result<Self, vk::Result> {
-        let fp = device.dispatch.fp.fp_v1_0();
-        let d = device.handle();
-        let info = vk::BufferCreateInfo::default()
-            .size(u64::from(WORDS) * 4)
-            .usage(vk::BufferUsageFlags::TRANSFER_DST)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
-        let mut buffer = vk::Buffer::null();
-        // SAFETY: valid device and create info.
-        check(unsafe { (fp.create_buffer)(d, &info, std::ptr::null(), &mut buffer) })?;
-        let mut requirements = vk::MemoryRequirements::default();
-        // SAFETY: the buffer was just created.
-        unsafe { (fp.get_buffer_memory_requirements)(d, buffer, &mut requirements) };
-        let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let props = &device.physical.memory_properties;
-        let Some(memory_type) = (0..props.memory_type_count).find(|&i| {
-            requirements.memory_type_bits & (1 << i) != 0
-                && props.memory_types[i as usize].property_flags.contains(wanted)
-        }) else {
-            // SAFETY: ours, unused.
-            unsafe { (fp.destroy_buffer)(d, buffer, std::ptr::null()) };
-            return Err(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
-        };
-        let alloc = vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(memory_type);
-        let mut memory = vk::DeviceMemory::null();
-        let mut mapped = std::ptr::null_mut();
-        // SAFETY: (block) valid device, allocation info, and objects created here.
-        let result = unsafe {
-            check((fp.allocate_memory)(d, &alloc, std::ptr::null(), &mut memory))
-                .and_then(|()| check((fp.bind_buffer_memory)(d, buffer, memory, 0)))
-                .and_then(|()| {
-                    check((fp.map_memory)(d, memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty(), &mut mapped))
-                })
-        };
-        if let Err(e) = result {
-            // SAFETY: ours, unused (null handles are ignored).
-            unsafe {
-                (fp.destroy_buffer)(d, buffer, std::ptr::null());
-                (fp.free_memory)(d, memory, std::ptr::null());
-            }
-            return Err(e);
-        }
-        let status = StatusBuffer { buffer, memory, mapped: mapped.cast(), next: 0 };
+        let memory = MappedBuffer::create(device, u64::from(WORDS) * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
+        let status = StatusBuffer { memory, next: 0 };
         for word in 0..WORDS {
             status.write(word, 0);
         }
@@ -98,30 +56,20 @@ impl StatusBuffer {
     fn read(&self, word: u32) -> u32 {
         // SAFETY: `word % WORDS` lies inside the mapping; host-coherent
         // memory the GPU no longer writes for a finished submission.
-        unsafe { self.mapped.add((word % WORDS) as usize).read_volatile() }
+        unsafe { self.words().add((word % WORDS) as usize).read_volatile() }
     }
 
     fn write(&self, word: u32, value: u32) {
         // SAFETY: `word % WORDS` lies inside the mapping.
-        unsafe { self.mapped.add((word % WORDS) as usize).write_volatile(value) };
+        unsafe { self.words().add((word % WORDS) as usize).write_volatile(value) };
+    }
+
+    fn words(&self) -> *mut u32 {
+        self.memory.ptr().cast()
     }
 
     pub(crate) fn destroy(&self, device: &DeviceState) {
-        let fp = device.dispatch.fp.fp_v1_0();
-        // SAFETY: the device is idle at destruction; the objects are ours.
-        unsafe {
-            (fp.unmap_memory)(device.handle(), self.memory);
-            (fp.destroy_buffer)(device.handle(), self.buffer, std::ptr::null());
-            (fp.free_memory)(device.handle(), self.memory, std::ptr::null());
-        }
-    }
-}
-
-fn check(result: vk::Result) -> Result<(), vk::Result> {
-    if result == vk::Result::SUCCESS {
-        Ok(())
-    } else {
-        Err(result)
+        self.memory.destroy(device);
     }
 }
 
@@ -140,5 +88,5 @@ pub(crate) fn reserve_slot(device: &DeviceState) -> Option<(vk::Buffer, u32)> {
         }
     }
     let status = status.as_mut()?;
-    Some((status.buffer, status.allocate_slot()))
+    Some((status.memory.buffer, status.allocate_slot()))
 }

@@ -1,0 +1,95 @@
+//! Buffers the layer owns in host-visible, host-coherent memory, mapped for
+//! their whole lifetime: the status readback ring (`ffi::status`) and the
+//! staging blocks of host dispatches (`graph::staging`).
+
+use crate::state::DeviceState;
+use ash::vk;
+
+pub(crate) struct MappedBuffer {
+    pub buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    /// The mapping of all `size` bytes.
+    mapped: *mut u8,
+    pub size: u64,
+}
+
+impl MappedBuffer {
+    /// A buffer of `size` bytes with `usage`; on failure nothing is left behind.
+    pub(crate) fn create(device: &DeviceState, size: u64, usage: vk::BufferUsageFlags) -> Result<Self, vk::Result> {
+        let fp = device.dispatch.fp.fp_v1_0();
+        let d = device.handle();
+        let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let mut b = MappedBuffer {
+            buffer: vk::Buffer::null(),
+            memory: vk::DeviceMemory::null(),
+            mapped: std::ptr::null_mut(),
+            size,
+        };
+        // SAFETY: valid device and create info.
+        check(unsafe { (fp.create_buffer)(d, &info, std::ptr::null(), &mut b.buffer) })?;
+        let mut requirements = vk::MemoryRequirements::default();
+        // SAFETY: the buffer was just created.
+        unsafe { (fp.get_buffer_memory_requirements)(d, b.buffer, &mut requirements) };
+        let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let props = &device.physical.memory_properties;
+        let memory_type = (0..props.memory_type_count).find(|&i| {
+            requirements.memory_type_bits & (1 << i) != 0
+                && props.memory_types[i as usize].property_flags.contains(wanted)
+        });
+        let result = match memory_type {
+            None => Err(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY),
+            Some(memory_type) => {
+                let alloc =
+                    vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(memory_type);
+                let mut mapped = std::ptr::null_mut();
+                // SAFETY: (block) valid device, allocation info, and objects created here.
+                unsafe {
+                    check((fp.allocate_memory)(d, &alloc, std::ptr::null(), &mut b.memory))
+                        .and_then(|()| check((fp.bind_buffer_memory)(d, b.buffer, b.memory, 0)))
+                        .and_then(|()| {
+                            check((fp.map_memory)(
+                                d,
+                                b.memory,
+                                0,
+                                vk::WHOLE_SIZE,
+                                vk::MemoryMapFlags::empty(),
+                                &mut mapped,
+                            ))
+                        })
+                }
+                .map(|()| b.mapped = mapped.cast())
+            }
+        };
+        match result {
+            Ok(()) => Ok(b),
+            Err(e) => {
+                b.destroy(device);
+                Err(e)
+            }
+        }
+    }
+
+    /// The start of the mapping (`size` bytes).
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.mapped
+    }
+
+    /// Destroys the buffer and its memory (which unmaps it); the GPU must be
+    /// done with it.
+    pub(crate) fn destroy(&self, device: &DeviceState) {
+        let fp = device.dispatch.fp.fp_v1_0();
+        // SAFETY: ours and idle (null handles are ignored).
+        unsafe {
+            (fp.destroy_buffer)(device.handle(), self.buffer, std::ptr::null());
+            (fp.free_memory)(device.handle(), self.memory, std::ptr::null());
+        }
+    }
+}
+
+fn check(result: vk::Result) -> Result<(), vk::Result> {
+    if result == vk::Result::SUCCESS {
+        Ok(())
+    } else {
+        Err(result)
+    }
+}
