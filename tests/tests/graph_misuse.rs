@@ -8,31 +8,71 @@
 use ash::vk;
 use conformance_tests::amdx::PfnCmdDispatchGraph;
 use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
-use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
 
 const SHARES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/21_shares_input.spv");
 
-#[test]
-fn misuse_records_nothing() {
+/// Runs `body` with a fresh instance and device with the extension.
+fn with_device(body: impl FnOnce(&TestDevice<'_>)) {
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        body(&dev);
+    }
+    inst.finish();
+}
+
+/// The SharesInputWithAMDX graph (corpus 21) writing into 16 words that
+/// start as 7s, its smallest scratch, and a record for `base`.
+struct Shares<'d> {
+    dev: &'d TestDevice<'d>,
+    out: HostBuffer,
+    graph: TestGraph<'d>,
+    min: u64,
+    scratch: HostBuffer,
+    address: u64,
+    base: u32,
+    record: Vec<u8>,
+}
+
+impl<'d> Shares<'d> {
+    fn new(dev: &'d TestDevice<'d>) -> Self {
         let out = dev.create_host_buffer(64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("out");
         out.write_u32(&[7; 16]).expect("fill");
         let stages = [Stage { entry: "base", node: None }, Stage { entry: "sharer", node: None }];
-        let graph = TestGraph::new(&dev, SHARES, &stages, &[&out], 0).expect("graph");
+        let graph = TestGraph::new(dev, SHARES, &stages, &[&out], 0).expect("graph");
         let (min, _, _) = graph.scratch_sizes().expect("sizes");
         let scratch = graph.scratch(min).expect("scratch");
         let address = scratch.address.expect("address");
-        let sharer = graph.node_index("sharer", 0).expect("sharer");
         let base = graph.node_index("base", 0).expect("base");
+        let record = [2u32, 5].iter().flat_map(|w| w.to_le_bytes()).collect();
+        Shares { dev, out, graph, min, scratch, address, base, record }
+    }
+
+    /// What the rejected dispatches left: nothing; then a valid dispatch works.
+    fn untouched_then_works(&self, what: &str) {
+        assert_eq!(self.out.read_u32(16).expect("read"), vec![7; 16], "{what} record nothing");
+        let (graph, scratch) = (&self.graph, &self.scratch);
+        self.dev
+            .submit_once(|cb| graph.record(cb, scratch, false, &[(self.base, &self.record, 1, 8)]))
+            .expect("valid dispatch");
+        let got = self.out.read_u32(16).expect("read");
+        assert_eq!((got[2], got[3]), (5, 6));
+    }
+}
+
+#[test]
+fn misuse_records_nothing() {
+    with_device(|dev| {
+        let g = Shares::new(dev);
+        let (graph, min, address, base, record) = (&g.graph, g.min, g.address, g.base, &g.record);
+        let sharer = graph.node_index("sharer", 0).expect("sharer");
         let indirect: PfnCmdDispatchGraph = {
             let f = dev.proc_addr(c"vkCmdDispatchGraphIndirectAMDX").expect("entry point");
             // SAFETY: the prototype of the name asked for.
             unsafe { std::mem::transmute::<unsafe extern "system" fn(), PfnCmdDispatchGraph>(f) }
         };
-        let record: Vec<u8> = [2u32, 5].iter().flat_map(|w| w.to_le_bytes()).collect();
         let info = |node: u32| vk::DispatchGraphInfoAMDX {
             node_index: node,
             payload_count: 1,
@@ -61,13 +101,9 @@ fn misuse_records_nothing() {
             }
         })
         .expect("submit");
-        assert_eq!(out.read_u32(16).expect("read"), vec![7; 16], "misused dispatches record nothing");
         // The command buffer was not poisoned and the graph still works.
-        dev.submit_once(|cb| graph.record(cb, &scratch, false, &[(base, &record, 1, 8)])).expect("valid dispatch");
-        let got = out.read_u32(16).expect("read");
-        assert_eq!((got[2], got[3]), (5, 6));
-    }
-    inst.finish();
+        g.untouched_then_works("misused dispatches");
+    });
 }
 
 /// Peak resident memory of this process (`VmHWM`), in KiB.
@@ -83,19 +119,9 @@ fn peak_rss_kib() -> u64 {
 /// 8 GB), nothing is recorded, and the graph still works afterwards.
 #[test]
 fn hostile_host_counts_are_rejected_before_allocating() {
-    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
-    let pd = inst.pick_physical_device().expect("lavapipe");
-    {
-        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
-        let out = dev.create_host_buffer(64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("out");
-        out.write_u32(&[7; 16]).expect("fill");
-        let stages = [Stage { entry: "base", node: None }, Stage { entry: "sharer", node: None }];
-        let graph = TestGraph::new(&dev, SHARES, &stages, &[&out], 0).expect("graph");
-        let (min, _, _) = graph.scratch_sizes().expect("sizes");
-        let scratch = graph.scratch(min).expect("scratch");
-        let address = scratch.address.expect("address");
-        let base = graph.node_index("base", 0).expect("base");
-        let record: Vec<u8> = [2u32, 5].iter().flat_map(|w| w.to_le_bytes()).collect();
+    with_device(|dev| {
+        let g = Shares::new(dev);
+        let (graph, min, address, base, record) = (&g.graph, g.min, g.address, g.base, &g.record);
         let info = |payload_count: u32, payload_stride: u64| vk::DispatchGraphInfoAMDX {
             node_index: base,
             payload_count,
@@ -125,12 +151,8 @@ fn hostile_host_counts_are_rejected_before_allocating() {
         .expect("submit");
         let grown_mib = peak_rss_kib().saturating_sub(before) / 1024;
         assert!(grown_mib < 256, "peak memory grew by {grown_mib} MiB");
-        assert_eq!(out.read_u32(16).expect("read"), vec![7; 16], "rejected dispatches record nothing");
-        dev.submit_once(|cb| graph.record(cb, &scratch, false, &[(base, &record, 1, 8)])).expect("valid dispatch");
-        let got = out.read_u32(16).expect("read");
-        assert_eq!((got[2], got[3]), (5, 6));
-    }
-    inst.finish();
+        g.untouched_then_works("rejected dispatches");
+    });
 }
 
 /// A host record whose grid exceeds the node's MaxNumWorkgroupsAMDX:
@@ -140,13 +162,10 @@ fn hostile_host_counts_are_rejected_before_allocating() {
 #[test]
 fn host_grids_past_the_node_maximum_are_rejected() {
     use conformance_tests::models::add_hello_chain;
-    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
-    let pd = inst.pick_physical_device().expect("lavapipe");
-    {
-        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+    with_device(|dev| {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
+        let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let first = graph.node_index("firstNode", 0).expect("first");
         let le = |w: &[u32]| w.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
@@ -160,6 +179,5 @@ fn host_grids_past_the_node_maximum_are_rejected() {
         let mut want = vec![0u32; 8];
         add_hello_chain(&mut want, &[(2, 3)], &[]);
         assert_eq!(uav.read_u32(8).expect("read"), want);
-    }
-    inst.finish();
+    });
 }

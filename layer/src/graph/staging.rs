@@ -48,9 +48,13 @@ impl StagingPool {
         }
         let block = match self.free.iter().position(|b| b.size >= total) {
             Some(i) => self.free.swap_remove(i),
-            None => MappedBuffer::create(device, total.max(MIN_BLOCK).next_power_of_two(), vk::BufferUsageFlags::TRANSFER_SRC)
-                .map_err(|e| tracing::warn!("staging memory unavailable ({e:?}): host records go inline"))
-                .ok()?,
+            None => MappedBuffer::create(
+                device,
+                total.max(MIN_BLOCK).next_power_of_two(),
+                vk::BufferUsageFlags::TRANSFER_SRC,
+            )
+            .map_err(|e| tracing::warn!("staging memory unavailable ({e:?}): host records go inline"))
+            .ok()?,
         };
         for (part, &offset) in parts.iter().zip(&offsets) {
             // SAFETY: `offset + part.len() <= total <= block.size`, inside the mapping.
