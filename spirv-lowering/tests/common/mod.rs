@@ -144,3 +144,51 @@ pub fn check_invariants(words: &[u32], entry: &str, push_offset: u32) -> Result<
     }
     Ok(())
 }
+
+/// Lowers every entry point of every module in `files` (push block at 16;
+/// with and without thread packing where the node allows it), validates
+/// each result with spirv-val and checks the invariants, then hands it to
+/// `extra` with its tag (`file.entry`, `.packed` appended when packed).
+/// Returns how many entry points lowered, and every failure.
+pub fn lower_every_entry_point(
+    files: &[PathBuf],
+    shader_index: u32,
+    mut extra: impl FnMut(&str, &[u32]) -> Result<(), String>,
+) -> (usize, Vec<String>) {
+    let mut failures = vec![];
+    let mut lowered = 0;
+    for f in files {
+        let words = read_spv(f);
+        let stem = f.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let infos = match spirv_lowering::analyze(&words) {
+            Ok(i) => i,
+            Err(e) => {
+                failures.push(format!("{stem}: analyze: {e}"));
+                continue;
+            }
+        };
+        for info in infos {
+            for pack in [1u32, 32] {
+                if pack > 1 && !info.thread_packable() {
+                    continue;
+                }
+                let mut o = spirv_lowering::LowerOptions::new(&info.name);
+                o.push_offset = 16;
+                o.thread_pack_width = pack;
+                o.shader_index = shader_index;
+                let tag = format!("{stem}.{}{}", info.name, if pack > 1 { ".packed" } else { "" });
+                let result =
+                    spirv_lowering::lower(&words, &o).map_err(|e| format!("{tag}: lower: {e}")).and_then(|l| {
+                        validate(&l.words).map_err(|m| format!("{tag}: spirv-val: {m}"))?;
+                        check_invariants(&l.words, &info.name, 16).map_err(|m| format!("{tag}: invariant: {m}"))?;
+                        extra(&tag, &l.words)
+                    });
+                match result {
+                    Ok(()) => lowered += 1,
+                    Err(m) => failures.push(m),
+                }
+            }
+        }
+    }
+    (lowered, failures)
+}
