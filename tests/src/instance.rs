@@ -28,6 +28,19 @@ pub struct InstanceOptions<'a> {
     pub api_version: u32,
 }
 
+/// A `VkLayerSettingEXT` setting this layer's string setting `name` to the
+/// NUL-terminated string `value[0]` points at (both must outlive the use).
+pub fn string_setting<'a>(name: &'a CStr, value: &'a [*const c_char; 1]) -> vk::LayerSettingEXT<'a> {
+    vk::LayerSettingEXT {
+        p_layer_name: c"VK_LAYER_EMU_shader_enqueue".as_ptr(),
+        p_setting_name: name.as_ptr(),
+        ty: vk::LayerSettingTypeEXT::STRING,
+        value_count: 1,
+        p_values: value.as_ptr().cast(),
+        ..Default::default()
+    }
+}
+
 impl InstanceOptions<'_> {
     /// Our layer over the validation layer: what conformance tests use.
     /// With `EMU_SE_TESTS_WITHOUT_LAYER=1` the layer is left out, to see which

@@ -34,7 +34,7 @@ pub use buffer::HostBuffer;
 pub use compute::{run_scale_add, StorageCompute};
 pub use device::{compute_queue_family, queue_info, TestDevice};
 pub use error::{Error, Result};
-pub use instance::{InstanceOptions, TestInstance};
+pub use instance::{string_setting, InstanceOptions, TestInstance};
 
 /// CPU reference for `scale_add.comp`.
 pub fn scale_add_reference(input: &[u32], mul: u32, add: u32) -> Vec<u32> {

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use ash::vk;
 use conformance_tests::graph::{TestGraph, HELLO_CHAIN_SPV, HELLO_CHAIN_STAGES};
-use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{string_setting, InstanceOptions, TestDevice, TestInstance};
 
 #[test]
 fn every_node_is_written_before_and_after_lowering() {
@@ -15,14 +15,7 @@ fn every_node_is_written_before_and_after_lowering() {
     let _ = std::fs::remove_dir_all(&dir);
     let dir_c = std::ffi::CString::new(dir.display().to_string()).expect("path");
     let value = [dir_c.as_ptr()];
-    let settings = [vk::LayerSettingEXT {
-        p_layer_name: c"VK_LAYER_EMU_shader_enqueue".as_ptr(),
-        p_setting_name: c"dump_spirv".as_ptr(),
-        ty: vk::LayerSettingTypeEXT::STRING,
-        value_count: 1,
-        p_values: value.as_ptr().cast(),
-        ..Default::default()
-    }];
+    let settings = [string_setting(c"dump_spirv", &value)];
     let opts = InstanceOptions { layer_settings: &settings, ..InstanceOptions::with_layer() };
     let inst = TestInstance::new(&opts).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");

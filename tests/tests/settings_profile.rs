@@ -8,7 +8,7 @@
 use ash::vk;
 use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
-use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{string_setting, InstanceOptions, TestDevice, TestInstance};
 
 #[test]
 fn every_pass_is_timed_and_written() {
@@ -16,14 +16,7 @@ fn every_pass_is_timed_and_written() {
     let _ = std::fs::remove_file(&path);
     let path_c = std::ffi::CString::new(path.display().to_string()).expect("path");
     let value = [path_c.as_ptr()];
-    let settings = [vk::LayerSettingEXT {
-        p_layer_name: c"VK_LAYER_EMU_shader_enqueue".as_ptr(),
-        p_setting_name: c"profile".as_ptr(),
-        ty: vk::LayerSettingTypeEXT::STRING,
-        value_count: 1,
-        p_values: value.as_ptr().cast(),
-        ..Default::default()
-    }];
+    let settings = [string_setting(c"profile", &value)];
     let opts = InstanceOptions { layer_settings: &settings, ..InstanceOptions::with_layer() };
     let inst = TestInstance::new(&opts).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
