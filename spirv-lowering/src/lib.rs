@@ -25,7 +25,7 @@ pub use error::LowerError;
 use ir::Ir;
 
 /// What the runtime decides for one lowered node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LowerOptions {
     /// The GLCompute entry point to lower.
     pub entry_point: String,
@@ -69,7 +69,7 @@ impl LowerOptions {
 /// The scratch tables of the graph a kernel is lowered for, as byte offsets
 /// from the `GraphContext` (see `abi`'s scratch layout), and the targets of
 /// each of the node's outputs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct GraphTables {
     /// `[NodeSchedule; node_count]`.
     pub schedules: u64,
@@ -80,7 +80,7 @@ pub struct GraphTables {
 }
 
 /// One output's targets: its `OutputLink` slot table.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct OutputTargets {
     /// Byte offset of the `u32` slot table from the `GraphContext`.
     pub table: u64,
@@ -114,6 +114,10 @@ pub struct LoweredNode {
     pub records_per_workgroup: u32,
     /// Byte range of [`abi::NodePush`] in the push constants.
     pub push_range: (u32, u32),
+    /// The kernel reads [`LowerOptions::shader_index`]; when false it is the
+    /// same kernel for every shader index (a runtime may share it between
+    /// the members of a node array).
+    pub reads_shader_index: bool,
 }
 
 /// A node-shader module parsed once, for analyzing and lowering several of
@@ -176,6 +180,7 @@ fn lower_ir(mut ir: Ir, opts: &LowerOptions) -> Result<LoweredNode, LowerError> 
         info: facts.info,
         dispatch_workgroup_size: out.workgroup_size,
         records_per_workgroup: out.records_per_workgroup,
+        reads_shader_index: out.reads_shader_index,
         push_range: (opts.push_offset, opts.push_offset.saturating_add(std::mem::size_of::<abi::NodePush>() as u32)),
     })
 }

@@ -65,6 +65,28 @@ fn outputs() {
     );
 }
 
+/// A kernel that does not read the ShaderIndexAMDX builtin is the same for
+/// every shader index (the layer shares it between node-array members); one
+/// that reads it is not.
+#[test]
+fn kernels_depend_on_the_shader_index_only_when_read() {
+    let lower_at = |file: &str, entry: &str, index: u32| {
+        let w = common::read_spv(&common::crate_dir().join("tests/corpus").join(file));
+        let mut o = LowerOptions::new(entry);
+        o.shader_index = index;
+        lower(&w, &o).unwrap()
+    };
+    let (a, b) = (lower_at("01_hello_chain.spv", "secondNode", 0), lower_at("01_hello_chain.spv", "secondNode", 9));
+    assert!(!a.reads_shader_index);
+    assert_eq!(a.words, b.words);
+    let (a, b) = (
+        lower_at("20_shader_index_builtin.spv", "material", 0),
+        lower_at("20_shader_index_builtin.spv", "material", 9),
+    );
+    assert!(a.reads_shader_index);
+    assert_ne!(a.words, b.words);
+}
+
 #[test]
 fn node_attributes() {
     assert_eq!(info("19_recursion.spv", "recurse").max_recursion, Some(5));

@@ -8,6 +8,7 @@
 pub mod commands;
 pub mod dump;
 pub mod entry;
+pub mod kernels;
 pub mod link;
 pub mod pipeline;
 pub mod profile;

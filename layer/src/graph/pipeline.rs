@@ -5,6 +5,7 @@
 //! real driver pipeline (an empty kernel), so debug names and the like work.
 //! The meta pipelines are created once per device.
 
+use super::kernels::KernelCache;
 use super::link::{self, Graph, LinkError, NodeDecl};
 use super::scratch::FixedLayout;
 use crate::amdx;
@@ -66,7 +67,10 @@ pub struct GraphPipeline {
     pub graph: Graph,
     pub fixed: FixedLayout,
     pub schedules: Vec<NodeSchedule>,
+    /// Per node, in slot order; nodes with the same kernel share a pipeline.
     pub nodes: Vec<NodePipeline>,
+    /// The distinct node pipelines (see [`super::kernels`]).
+    pub kernels: Vec<vk::Pipeline>,
     /// The application's layout, extended by the runtime's push block.
     pub layout: vk::PipelineLayout,
     pub push_offset: u32,
@@ -209,14 +213,16 @@ pub fn create_graph(
     stages: &[NodeStage],
     app_layout: vk::PipelineLayout,
 ) -> Result<GraphPipeline, GraphError> {
+    let (layout, push_offset) = node_layout(device, app_layout)?;
+    // The layout is destroyed with the graph, or here if creation fails
+    // (after the kernels, which are dropped first).
+    let layout_guard = LayoutGuard { device, layout };
+    let mut kernels = KernelCache::new(device, cache, layout);
     let mut decls = Vec::with_capacity(stages.len());
     for (i, stage) in stages.iter().enumerate() {
-        let spec = spec_map(stage);
-        let infos = spirv_lowering::analyze_with(&stage.words, &spec)
-            .map_err(|error| GraphError::Lower { node: stage.entry_point.clone(), error })?;
-        let mut info = infos.into_iter().find(|n| n.name == stage.entry_point).ok_or_else(|| GraphError::Stage {
-            stage: i,
-            what: format!("no GLCompute entry point named \"{}\"", stage.entry_point),
+        let infos = kernels.analyze(stage, &spec_map(stage))?;
+        let mut info = infos.iter().find(|n| n.name == stage.entry_point).cloned().ok_or_else(|| {
+            GraphError::Stage { stage: i, what: format!("no GLCompute entry point named \"{}\"", stage.entry_point) }
         })?;
         if info.input_needs_contiguous_records {
             // The runtime lists records by reference; it does not yet copy a
@@ -239,8 +245,6 @@ pub fn create_graph(
     for note in &graph.notes {
         tracing::warn!("vkCreateExecutionGraphPipelinesAMDX: {note}");
     }
-    let (layout, push_offset) = node_layout(device, app_layout)?;
-    let mut owned = Owned { device, pipelines: Vec::new(), layout };
     let mut nodes = Vec::with_capacity(stages.len());
     let mut schedules = Vec::with_capacity(stages.len());
     let fixed = FixedLayout::new(&graph);
@@ -263,9 +267,6 @@ pub fn create_graph(
             subgroup_ops: device.physical.subgroup_ops,
             tables: Some(fixed.tables_for(&graph, slot)),
         };
-        let lowered = spirv_lowering::lower(&stage.words, &options)
-            .map_err(|error| GraphError::Lower { node: node.decl.name.clone(), error })?;
-        dump("lowered", &lowered.words);
         let entries: Vec<vk::SpecializationMapEntry> = stage
             .specialization
             .iter()
@@ -278,10 +279,11 @@ pub fn create_graph(
         let data: Vec<u8> = stage.specialization.iter().flat_map(|(_, b)| b.iter().copied()).collect();
         let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
         let entry = std::ffi::CString::new(stage.entry_point.clone())
-            .map_err(|_| GraphError::Stage { stage: nodes.len(), what: "entry point name contains NUL".into() })?;
-        let pipeline =
-            compute_pipeline(device, cache, &lowered.words, &entry, layout, (!entries.is_empty()).then_some(&spec))?;
-        owned.pipelines.push(pipeline);
+            .map_err(|_| GraphError::Stage { stage: slot, what: "entry point name contains NUL".into() })?;
+        let kernel =
+            kernels.kernel(stage, options, &node.decl.name, (&entry, (!entries.is_empty()).then_some(&spec)))?;
+        let (lowered, pipeline) = (kernel.lowered, kernel.pipeline);
+        dump("lowered", &lowered.words);
         let mut node_schedule = schedule(&lowered.info, lowered.records_per_workgroup);
         node_schedule.share_base = node.shares_with.map_or(0, |base| base as u32 + 1);
         if node.decl.info.is_api_entry {
@@ -292,29 +294,22 @@ pub fn create_graph(
     }
     let handle = placeholder_pipeline(device, cache, app_layout)?;
     // Success: the graph owns them now.
-    owned.pipelines.clear();
-    owned.layout = vk::PipelineLayout::null();
-    Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, layout, push_offset })
+    let kernels = kernels.into_pipelines();
+    std::mem::forget(layout_guard);
+    Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, layout, push_offset })
 }
 
-/// Objects of a graph under construction, destroyed if creation fails.
-struct Owned<'a> {
+/// The node layout of a graph under construction, destroyed if creation fails.
+struct LayoutGuard<'a> {
     device: &'a DeviceState,
-    pipelines: Vec<vk::Pipeline>,
     layout: vk::PipelineLayout,
 }
 
-impl Drop for Owned<'_> {
+impl Drop for LayoutGuard<'_> {
     fn drop(&mut self) {
         let fp = self.device.dispatch.fp.fp_v1_0();
-        for &p in &self.pipelines {
-            // SAFETY: created for this graph, never handed out.
-            unsafe { (fp.destroy_pipeline)(self.device.handle(), p, std::ptr::null()) };
-        }
-        if self.layout != vk::PipelineLayout::null() {
-            // SAFETY: as above.
-            unsafe { (fp.destroy_pipeline_layout)(self.device.handle(), self.layout, std::ptr::null()) };
-        }
+        // SAFETY: created for this graph, never handed out.
+        unsafe { (fp.destroy_pipeline_layout)(self.device.handle(), self.layout, std::ptr::null()) };
     }
 }
 
@@ -322,9 +317,9 @@ impl GraphPipeline {
     /// Destroys every driver object of the graph (the handle included).
     pub fn destroy(&self, device: &DeviceState) {
         let fp = device.dispatch.fp.fp_v1_0();
-        for node in &self.nodes {
+        for &kernel in &self.kernels {
             // SAFETY: the graph's own pipelines.
-            unsafe { (fp.destroy_pipeline)(device.handle(), node.pipeline, std::ptr::null()) };
+            unsafe { (fp.destroy_pipeline)(device.handle(), kernel, std::ptr::null()) };
         }
         // SAFETY: the graph's own objects.
         unsafe {

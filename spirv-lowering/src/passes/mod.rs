@@ -25,6 +25,8 @@ use spirv::{StorageClass, Word};
 pub struct Outcome {
     pub workgroup_size: [u32; 3],
     pub records_per_workgroup: u32,
+    /// The code reads the `ShaderIndexAMDX` builtin (`LowerOptions::shader_index`).
+    pub reads_shader_index: bool,
 }
 
 /// Private variables the prologue fills and the node-op helpers read.
@@ -68,6 +70,7 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     let packed = facts.info.thread_packable() && opts.thread_pack_width > 1;
     let cx = Ctx { facts, opts, abi, packed, push, real, vars };
     let app_builtins = builtins::run(ir, &cx)?;
+    let reads_shader_index = app_builtins.iter().any(|(b, _, _)| *b == spirv::BuiltIn::ShaderIndexAMDX);
     handles::run(ir, &cx)?;
     let input = payload::run(ir, &cx)?;
     node_ops::run(ir, &cx, input)?;
@@ -83,5 +86,5 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
         LaunchMode::Thread if packed => opts.thread_pack_width,
         _ => 1,
     };
-    Ok(Outcome { workgroup_size, records_per_workgroup })
+    Ok(Outcome { workgroup_size, records_per_workgroup, reads_shader_index })
 }

@@ -454,7 +454,10 @@ fn app_builtins(
     let wgsv = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(wgs[0]), id(wgs[1]), id(wgs[2])]);
     let scaled = b.bin(ir, Op::IMul, a.v3, wgid, wgsv);
     let gid = b.bin(ir, Op::IAdd, a.v3, scaled, lid);
-    let shader_index = ir.c_u32(cx.opts.shader_index);
+    // Interned only when read, so that kernels which do not read it are the
+    // same for every shader index.
+    let reads_index = app.iter().any(|(bi, _, _)| *bi == BuiltIn::ShaderIndexAMDX);
+    let shader_index = if reads_index { ir.c_u32(cx.opts.shader_index) } else { zero };
     for (bi, var, ty) in app {
         let (v, vty) = match bi {
             BuiltIn::WorkgroupId => (wgid, a.v3),
