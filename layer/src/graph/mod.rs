@@ -1,6 +1,7 @@
 //! The execution-graph runtime: linking node shaders into a graph
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
-//! objects ([`pipeline`], with [`dump`] writing node SPIR-V on request), GPU
+//! objects ([`pipeline`], sharing kernels between stages through [`kernels`],
+//! with [`dump`] writing node SPIR-V on request), GPU
 //! timestamps per pass ([`profile`], on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`], the host-built first
 //! level in [`entry`] and its data staged in [`staging`]).
