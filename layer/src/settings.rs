@@ -9,6 +9,7 @@
 //! | `VK_EMU_SE_FORCE_EMULATION`   | `force_emulation` | emulate even over a native AMDX driver    |
 //! | `VK_EMU_SE_DUMP_SPIRV`        | `dump_spirv`      | write each node's input and lowered SPIR-V to this directory |
 //! | `VK_EMU_SE_PROFILE`           | `profile`         | GPU time per pass of every graph dispatch: `log`, or a file for JSON lines (and the log) |
+//! | `VK_EMU_SE_LABELS`            | `labels`          | debug-utils labels around the layer's passes (default on; `0` turns them off) |
 //! | `VK_EMU_SE_DISABLE`           | (manifest)        | disables the implicit layer (loader)      |
 //! | `VK_EMU_SE_TEST_PANIC`        |                   | debug builds: this hook panics (tests)    |
 
@@ -33,6 +34,9 @@ pub struct Settings {
     /// one (at info level); any other value is a file that gets one JSON
     /// line per dispatch as well.
     pub profile: Option<String>,
+    /// Record no debug-utils labels around the layer's passes (they are on
+    /// by default when the application enabled `VK_EXT_debug_utils`).
+    pub without_labels: bool,
 }
 
 /// One value an application passed through `VK_EXT_layer_settings`.
@@ -56,6 +60,7 @@ impl Settings {
             force_emulation: lookup("VK_EMU_SE_FORCE_EMULATION").is_some_and(|v| parse_bool(&v)),
             dump_spirv: lookup("VK_EMU_SE_DUMP_SPIRV").filter(|s| !s.is_empty()),
             profile: lookup("VK_EMU_SE_PROFILE").filter(|s| !s.is_empty()),
+            without_labels: lookup("VK_EMU_SE_LABELS").is_some_and(|v| !v.trim().is_empty() && !parse_bool(&v)),
         }
     }
 
@@ -68,6 +73,8 @@ impl Settings {
             ("force_emulation", SettingValue::String(s)) => self.force_emulation = parse_bool(&s),
             ("dump_spirv", SettingValue::String(s)) => self.dump_spirv = Some(s).filter(|s| !s.is_empty()),
             ("profile", SettingValue::String(s)) => self.profile = Some(s).filter(|s| !s.is_empty()),
+            ("labels", SettingValue::Bool(b)) => self.without_labels = !b,
+            ("labels", SettingValue::String(s)) => self.without_labels = !parse_bool(&s),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),
         }
         Ok(())
@@ -129,6 +136,11 @@ mod tests {
         assert!(!settings.force_emulation);
         assert_eq!(settings.log_file.as_deref(), Some("/tmp/x.log"));
         assert!(settings.apply("colour", SettingValue::Bool(true)).is_err());
+        assert!(!settings.without_labels);
+        settings.apply("labels", SettingValue::Bool(false)).unwrap();
+        assert!(settings.without_labels);
+        let off = Settings::from_lookup(|name| (name == "VK_EMU_SE_LABELS").then(|| "0".to_string()));
+        assert!(off.without_labels);
     }
 
     #[test]

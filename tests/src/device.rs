@@ -36,6 +36,7 @@ pub(crate) enum Owned {
     PipelineLayout(vk::PipelineLayout),
     SetLayout(vk::DescriptorSetLayout),
     DescriptorPool(vk::DescriptorPool),
+    CommandPool(vk::CommandPool),
 }
 
 /// A device created through the loader (and so through the layers).
@@ -48,6 +49,9 @@ pub struct TestDevice<'i> {
     pub pool: vk::CommandPool,
     pub memory_properties: vk::PhysicalDeviceMemoryProperties,
     owned: Mutex<Vec<Owned>>,
+    /// `vkQueueSubmit` needs the queue externally synchronized: threads
+    /// submitting through [`Self::submit_once_in`] take turns here.
+    queue_lock: Mutex<()>,
 }
 
 impl<'i> TestDevice<'i> {
@@ -129,6 +133,7 @@ impl<'i> TestDevice<'i> {
             pool,
             memory_properties,
             owned: Mutex::new(Vec::new()),
+            queue_lock: Mutex::new(()),
         })
     }
 
@@ -141,8 +146,24 @@ impl<'i> TestDevice<'i> {
     /// Records with `record`, submits once, waits for completion. An error
     /// from `vkEndCommandBuffer` (e.g. a poisoned command buffer) is returned.
     pub fn submit_once(&self, record: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+        self.submit_once_in(self.pool, record)
+    }
+
+    /// A command pool of the queue's family, destroyed with the device: one
+    /// per thread for tests that record on several threads at once.
+    pub fn create_command_pool(&self) -> Result<vk::CommandPool> {
+        let info = vk::CommandPoolCreateInfo::default().queue_family_index(self.queue_family);
+        // SAFETY: valid device.
+        let pool = unsafe { self.device.create_command_pool(&info, None) }.map_err(Error::vk("vkCreateCommandPool"))?;
+        self.own(Owned::CommandPool(pool));
+        Ok(pool)
+    }
+
+    /// [`Self::submit_once`] with a command buffer from `pool`, which the
+    /// calling thread must own; the submission itself holds the queue lock.
+    pub fn submit_once_in(&self, pool: vk::CommandPool, record: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
         let alloc = vk::CommandBufferAllocateInfo::default()
-            .command_pool(self.pool)
+            .command_pool(pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
         // SAFETY: valid device and pool.
@@ -150,7 +171,7 @@ impl<'i> TestDevice<'i> {
             unsafe { self.device.allocate_command_buffers(&alloc) }.map_err(Error::vk("vkAllocateCommandBuffers"))?[0];
         let result = self.record_and_submit(cb, record);
         // SAFETY: the command buffer is idle (waited on) or was never submitted.
-        unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
+        unsafe { self.device.free_command_buffers(pool, &[cb]) };
         result
     }
 
@@ -166,13 +187,15 @@ impl<'i> TestDevice<'i> {
             .map_err(Error::vk("vkCreateFence"))?;
         let cbs = [cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        // SAFETY: cb is executable; fence is unsignalled.
-        let res = unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
-            .map_err(Error::vk("vkQueueSubmit"))
-            .and_then(|()| {
-                // SAFETY: the fence was submitted above.
-                unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(Error::vk("vkWaitForFences"))
-            });
+        let submitted = {
+            let _queue = self.queue_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // SAFETY: cb is executable; fence is unsignalled; the queue is ours while locked.
+            unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
+        };
+        let res = submitted.map_err(Error::vk("vkQueueSubmit")).and_then(|()| {
+            // SAFETY: the fence was submitted above.
+            unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(Error::vk("vkWaitForFences"))
+        });
         // SAFETY: the fence is signalled or was never submitted.
         unsafe { self.device.destroy_fence(fence, None) };
         res
@@ -232,6 +255,7 @@ impl Drop for TestDevice<'_> {
                     Owned::PipelineLayout(l) => d.destroy_pipeline_layout(l, None),
                     Owned::SetLayout(l) => d.destroy_descriptor_set_layout(l, None),
                     Owned::DescriptorPool(p) => d.destroy_descriptor_pool(p, None),
+                    Owned::CommandPool(p) => d.destroy_command_pool(p, None),
                 }
             }
             d.destroy_command_pool(self.pool, None);

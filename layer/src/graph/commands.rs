@@ -207,6 +207,9 @@ impl Recorder<'_> {
 
     pub(super) fn label<R>(&self, name: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
         let Some(debug) = &self.device.dispatch.debug_utils else { return f() };
+        if self.device.instance.settings.without_labels {
+            return f();
+        }
         let name = CString::new(name()).unwrap_or_default();
         let label = vk::DebugUtilsLabelEXT::default().label_name(&name);
         // SAFETY: recording; the label lives across the call.
