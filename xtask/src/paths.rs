@@ -14,6 +14,10 @@ pub const MANIFEST_FILE: &str = "VkLayer_EMU_shader_enqueue.json";
 /// Debian's lavapipe driver manifest.
 pub const LAVAPIPE_ICD: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
+/// The modern lane's driver manifest (Mesa 25's lavapipe, unpacked by
+/// `.ci/fetch-modern-lavapipe`), relative to the repository root.
+pub const MODERN_LANE_ICD: &str = ".lanes/mesa25/lvp_icd.json";
+
 /// The repository (workspace) root.
 pub fn repo_root() -> PathBuf {
     let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));

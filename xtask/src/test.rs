@@ -3,33 +3,48 @@
 //! 1. `cargo build -p shader-enqueue-layer` (debug: the panic-injection
 //!    setting only exists there).
 //! 2. `cargo test --workspace` with `EMU_SE_LAYER_LIB` = that library (extra
-//!    arguments are passed to cargo test, e.g. `-- --nocapture`).
-//! 3. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
+//!    arguments are passed to cargo test, e.g. `-- --nocapture`), on Debian
+//!    12's lavapipe (Mesa 22.3, Vulkan 1.3): the old-driver lane.
+//! 3. `cargo test -p conformance-tests` again on Mesa 25's lavapipe (Vulkan
+//!    1.4, `.lanes/mesa25/`, fetched by `.ci/install-deps`): the modern lane.
+//! 4. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
 //!    through `manifests/` on lavapipe must print
 //!    `VK_AMDX_shader_enqueue ... : extension revision 2`.
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::paths::{self, LAVAPIPE_ICD, LAYER_NAME};
+use crate::paths::{self, LAVAPIPE_ICD, LAYER_NAME, MODERN_LANE_ICD};
 use crate::run;
 
-/// Runs the three steps; stops at the first failure.
+/// Runs the four steps; stops at the first failure.
 pub fn run(extra: &[String]) -> Result<(), String> {
     let root = paths::repo_root();
-    println!("xtask test: [1/3] debug build of the layer");
+    println!("xtask test: [1/4] debug build of the layer");
     run::status(run::cargo(["build", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
     let debug_lib = paths::layer_lib("debug")?;
     if !debug_lib.is_file() {
         return Err(format!("{} was not produced", debug_lib.display()));
     }
 
-    println!("xtask test: [2/3] workspace tests against {}", debug_lib.display());
+    println!("xtask test: [2/4] workspace tests against {} (old-driver lane: Mesa 22.3)", debug_lib.display());
     let mut test = run::cargo(["test", "--workspace"]);
     test.args(extra).current_dir(&root).env("EMU_SE_LAYER_LIB", &debug_lib);
     run::status(&mut test)?;
 
-    println!("xtask test: [3/3] release build + vulkaninfo through manifests/");
+    let modern_icd = root.join(MODERN_LANE_ICD);
+    if !modern_icd.is_file() {
+        return Err(format!(
+            "{} is missing: run `bash .ci/install-deps` (it fetches Mesa 25's lavapipe)",
+            modern_icd.display()
+        ));
+    }
+    println!("xtask test: [3/4] conformance tests on the modern lane ({})", modern_icd.display());
+    let mut modern = run::cargo(["test", "-p", "conformance-tests"]);
+    modern.args(extra).current_dir(&root).env("EMU_SE_LAYER_LIB", &debug_lib).env("EMU_SE_ICD", &modern_icd);
+    run::status(&mut modern)?;
+
+    println!("xtask test: [4/4] release build + vulkaninfo through manifests/");
     run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
     vulkaninfo_lists_extension(&paths::release_manifest_dir()?)
 }
