@@ -181,3 +181,34 @@ fn host_grids_past_the_node_maximum_are_rejected() {
         assert_eq!(uav.read_u32(8).expect("read"), want);
     });
 }
+
+/// Graph dispatches are not allowed in secondary command buffers (revision 2,
+/// "Dispatch a graph"): the layer logs and records nothing; the secondary
+/// still runs its other commands, and a primary dispatch afterwards works.
+#[test]
+fn no_graph_dispatch_in_a_secondary_command_buffer() {
+    with_device(|dev| {
+        let g = Shares::new(dev);
+        let d = &dev.device;
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(dev.pool)
+            .level(vk::CommandBufferLevel::SECONDARY)
+            .command_buffer_count(1);
+        // SAFETY: valid device and pool.
+        let secondary = unsafe { d.allocate_command_buffers(&alloc) }.expect("secondary")[0];
+        let inheritance = vk::CommandBufferInheritanceInfo::default();
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)
+            .inheritance_info(&inheritance);
+        // SAFETY: a fresh secondary command buffer of this device.
+        unsafe { d.begin_command_buffer(secondary, &begin) }.expect("begin");
+        g.graph.record(secondary, &g.scratch, true, &[(g.base, &g.record, 1, 8)]);
+        // SAFETY: recording.
+        unsafe { d.end_command_buffer(secondary) }.expect("end");
+        // SAFETY: the secondary is executable and outlives the submission.
+        dev.submit_once(|cb| unsafe { d.cmd_execute_commands(cb, &[secondary]) }).expect("execute");
+        // SAFETY: idle after submit_once.
+        unsafe { d.free_command_buffers(dev.pool, &[secondary]) };
+        g.untouched_then_works("a dispatch in a secondary command buffer");
+    });
+}

@@ -47,8 +47,11 @@ pub(super) unsafe extern "system" fn allocate_command_buffers(
             // SAFETY: valid on success: `command_buffer_count` handles were written.
             let (info, buffers) = unsafe { (&*info, slice(out, (*info).command_buffer_count)) };
             let mut map = state.command_buffers.write();
+            let secondary = info.level == vk::CommandBufferLevel::SECONDARY;
             for &cb in buffers {
-                map.entry(cb).or_default().get_mut().pool = info.command_pool;
+                let cb_state = map.entry(cb).or_default().get_mut();
+                cb_state.pool = info.command_pool;
+                cb_state.secondary = secondary;
             }
         }
         result

@@ -342,6 +342,13 @@ unsafe fn dispatch_context(
     // SAFETY: valid command buffer.
     let state = unsafe { device_of(cb) }?;
     let cb_state = state.with_command_buffer(cb, |s| s.clone());
+    if cb_state.secondary {
+        tracing::error!(
+            "{name}: {cb:?} is a secondary command buffer; graph dispatches are only allowed in primary \
+             command buffers (VK_AMDX_shader_enqueue revision 2); nothing recorded"
+        );
+        return None;
+    }
     let graph = graph_of(&state, cb_state.graph.pipeline, name)?;
     let Some(target) = state.scratch_target(scratch, scratch_size) else {
         tracing::error!(

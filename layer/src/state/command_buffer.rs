@@ -64,6 +64,9 @@ impl Default for PushConstants {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct CommandBufferState {
     pub pool: vk::CommandPool,
+    /// Allocated at `VK_COMMAND_BUFFER_LEVEL_SECONDARY`: graph dispatches
+    /// are not allowed in it (revision 2, "Dispatch a graph").
+    pub secondary: bool,
     pub compute: BindPointState,
     pub graph: BindPointState,
     pub push_constants: PushConstants,
@@ -87,7 +90,7 @@ pub(crate) struct StatusSlot {
 impl CommandBufferState {
     /// Back to the initial state (begin, reset, pool reset); keeps the pool.
     pub(crate) fn reset(&mut self) {
-        *self = CommandBufferState { pool: self.pool, ..Default::default() };
+        *self = CommandBufferState { pool: self.pool, secondary: self.secondary, ..Default::default() };
     }
 
     pub(crate) fn bind_point_mut(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
