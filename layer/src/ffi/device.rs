@@ -94,6 +94,7 @@ pub(super) unsafe extern "system" fn create_device(
             profile_queries: Default::default(),
             pending_reports: Default::default(),
             staging: Default::default(),
+            lowered: Default::default(),
         };
         if emulated {
             tracing::debug!("device {handle:?} created with VK_AMDX_shader_enqueue emulated");

@@ -5,8 +5,11 @@
 //! driver pipeline. A node array of thousands of members built from one entry
 //! point is the common case: driver compiles dominate creation time (lavapipe
 //! 22.3: about 3 ms and 600 KB per compute pipeline), so a graph costs what
-//! its distinct kernels cost, not what its stages count.
+//! its distinct kernels cost, not what its stages count. Lowerings (and
+//! analyses) also come from the device's [`super::lowered_cache`] when an
+//! earlier creation made them.
 
+use super::lowered_cache::index_free;
 use super::pipeline::{compute_pipeline, GraphError};
 use crate::state::device::NodeStage;
 use crate::state::DeviceState;
@@ -37,7 +40,7 @@ struct KernelKey {
 /// A lowered kernel and its driver pipeline.
 #[derive(Clone)]
 pub struct Kernel {
-    pub lowered: Rc<LoweredNode>,
+    pub lowered: Arc<LoweredNode>,
     pub pipeline: vk::Pipeline,
 }
 
@@ -49,7 +52,7 @@ pub struct KernelCache<'a> {
     cache: vk::PipelineCache,
     layout: vk::PipelineLayout,
     modules: HashMap<ModuleKey, Rc<ParsedModule>>,
-    analyses: HashMap<(ModuleKey, SpecMap), Rc<[NodeShaderInfo]>>,
+    analyses: HashMap<(ModuleKey, SpecMap), Arc<[NodeShaderInfo]>>,
     /// Kernels that read no shader index, keyed with `shader_index` 0.
     any_index: HashMap<KernelKey, Kernel>,
     /// Kernels that read it, keyed with their own.
@@ -85,24 +88,34 @@ impl<'a> KernelCache<'a> {
         Ok(parsed)
     }
 
-    /// The analysis of every entry point of the stage's module under `spec`.
-    pub fn analyze(&mut self, stage: &NodeStage, spec: &SpecMap) -> Result<Rc<[NodeShaderInfo]>, GraphError> {
+    /// The analysis of every entry point of the stage's module under `spec`
+    /// (from the device's cache when an earlier creation made it).
+    pub fn analyze(&mut self, stage: &NodeStage, spec: &SpecMap) -> Result<Arc<[NodeShaderInfo]>, GraphError> {
         let key = (module_key(stage), spec.clone());
         if let Some(infos) = self.analyses.get(&key) {
             return Ok(infos.clone());
         }
-        let infos: Rc<[NodeShaderInfo]> = self
-            .parsed(stage)?
-            .analyze(spec)
-            .map_err(|error| GraphError::Lower { node: stage.entry_point.clone(), error })?
-            .into();
+        let kept = self.device.lowered.lock().analysis(&stage.words, spec);
+        let infos = match kept {
+            Some(infos) => infos,
+            None => {
+                let infos: Arc<[NodeShaderInfo]> = self
+                    .parsed(stage)?
+                    .analyze(spec)
+                    .map_err(|error| GraphError::Lower { node: stage.entry_point.clone(), error })?
+                    .into();
+                self.device.lowered.lock().keep_analysis(&stage.words, spec, infos.clone());
+                infos
+            }
+        };
         self.analyses.insert(key, infos.clone());
         Ok(infos)
     }
 
     /// The stage's kernel lowered with `options` and compiled with `entry`
     /// and `spec` (`node` names it in errors), from an earlier stage when one
-    /// lowered to the same kernel.
+    /// lowered to the same kernel. The lowering itself comes from the
+    /// device's cache when an earlier creation made it.
     pub fn kernel(
         &mut self,
         stage: &NodeStage,
@@ -115,16 +128,30 @@ impl<'a> KernelCache<'a> {
             specialization: stage.specialization.clone(),
             options: options.clone(),
         };
-        let any = KernelKey { options: LowerOptions { shader_index: 0, ..options.clone() }, ..exact.clone() };
+        let any = KernelKey { options: index_free(&options), ..exact.clone() };
         if let Some(kernel) = self.any_index.get(&any).or_else(|| self.per_index.get(&exact)) {
             return Ok(kernel.clone());
         }
-        let lowered =
-            self.parsed(stage)?.lower(&options).map_err(|error| GraphError::Lower { node: node.to_string(), error })?;
+        let kept = self.device.lowered.lock().kernel(&stage.words, &options);
+        let lowered = match kept {
+            Some(lowered) => {
+                tracing::debug!("node \"{node}\": lowered kernel taken from the device's cache");
+                lowered
+            }
+            None => {
+                let lowered = Arc::new(
+                    self.parsed(stage)?
+                        .lower(&options)
+                        .map_err(|error| GraphError::Lower { node: node.to_string(), error })?,
+                );
+                self.device.lowered.lock().keep_kernel(&stage.words, &options, lowered.clone());
+                lowered
+            }
+        };
         let pipeline = compute_pipeline(self.device, self.cache, &lowered.words, entry, self.layout, spec)?;
         self.pipelines.push(pipeline);
         let reads_index = lowered.reads_shader_index;
-        let kernel = Kernel { lowered: Rc::new(lowered), pipeline };
+        let kernel = Kernel { lowered, pipeline };
         if reads_index {
             self.per_index.insert(exact, kernel.clone());
         } else {

@@ -1,6 +1,7 @@
 //! The execution-graph runtime: linking node shaders into a graph
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
-//! objects ([`pipeline`], sharing kernels between stages through [`kernels`],
+//! objects ([`pipeline`], sharing kernels between stages through [`kernels`]
+//! and across creations through [`lowered_cache`],
 //! with [`dump`] writing node SPIR-V on request), GPU
 //! timestamps per pass ([`profile`], on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`], the host-built first
@@ -11,6 +12,7 @@ pub mod dump;
 pub mod entry;
 pub mod kernels;
 pub mod link;
+pub mod lowered_cache;
 pub mod pipeline;
 pub mod profile;
 pub mod record;

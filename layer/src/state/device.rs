@@ -30,6 +30,8 @@ pub(crate) struct DeviceState {
     /// Host-visible blocks holding host dispatches' records until their
     /// command buffers are reset.
     pub staging: Mutex<crate::graph::staging::StagingPool>,
+    /// Analyses and lowered kernels kept across pipeline creations.
+    pub lowered: Mutex<crate::graph::lowered_cache::LoweredCache>,
 }
 
 /// Graph dispatches of one submission, checked at the next host
