@@ -57,11 +57,22 @@ impl InstanceDispatch {
     }
 }
 
+/// Which device extensions with a table in [`DeviceDispatch`] are enabled.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EnabledTables {
+    pub push_descriptor: bool,
+    pub maintenance6: bool,
+    /// On the instance (labels need it).
+    pub debug_utils: bool,
+}
+
 /// Device-level entry points of the next layer.
 pub(crate) struct DeviceDispatch {
     pub fp: ash::Device,
     pub get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
     pub push_descriptor: Option<ash::khr::push_descriptor::DeviceFn>,
+    /// Present when the application enabled `VK_KHR_maintenance6`.
+    pub maintenance6: Option<ash::khr::maintenance6::DeviceFn>,
     /// Present when the application enabled `VK_EXT_debug_utils` (labels).
     pub debug_utils: Option<ash::ext::debug_utils::DeviceFn>,
 }
@@ -69,13 +80,12 @@ pub(crate) struct DeviceDispatch {
 impl DeviceDispatch {
     /// # Safety
     /// `gdpa` must be the next layer's `vkGetDeviceProcAddr` and `handle` the
-    /// device it just created; `push_descriptor` and `debug_utils` say
-    /// whether the application enabled those extensions.
+    /// device it just created; `extensions` says which of the extensions
+    /// with a table here the application enabled.
     pub(crate) unsafe fn load(
         gdpa: vk::PFN_vkGetDeviceProcAddr,
         handle: vk::Device,
-        push_descriptor: bool,
-        debug_utils: bool,
+        extensions: EnabledTables,
     ) -> Self {
         let lookup = |name: &CStr| -> *const c_void {
             // SAFETY: valid next-layer GDPA and device (caller's contract).
@@ -85,8 +95,9 @@ impl DeviceDispatch {
             // SAFETY: as for the instance table.
             fp: unsafe { ash::Device::load_with(lookup, handle) },
             get_device_proc_addr: gdpa,
-            push_descriptor: push_descriptor.then(|| ash::khr::push_descriptor::DeviceFn::load(lookup)),
-            debug_utils: debug_utils.then(|| ash::ext::debug_utils::DeviceFn::load(lookup)),
+            push_descriptor: extensions.push_descriptor.then(|| ash::khr::push_descriptor::DeviceFn::load(lookup)),
+            maintenance6: extensions.maintenance6.then(|| ash::khr::maintenance6::DeviceFn::load(lookup)),
+            debug_utils: extensions.debug_utils.then(|| ash::ext::debug_utils::DeviceFn::load(lookup)),
         }
     }
 

@@ -42,6 +42,16 @@ pub const WITHOUT_LAYER_ENV: &str = "EMU_SE_TESTS_WITHOUT_LAYER";
 /// layer out (for a driver the installed validation layer is too old to
 /// judge, such as NVIDIA's Vulkan 1.4 driver under Debian 12's 1.3.239).
 pub const WITHOUT_VALIDATION_ENV: &str = "EMU_SE_TESTS_WITHOUT_VALIDATION";
+/// Env var: `modern` says the driver is the modern lane (Mesa 25's
+/// lavapipe, set by `cargo xtask test`): tests of Vulkan 1.4 features then
+/// fail where the driver lacks them instead of skipping.
+pub const LANE_ENV: &str = "EMU_SE_LANE";
+
+/// Whether the driver must have the modern lane's features (see [`LANE_ENV`]).
+pub fn modern_lane_required() -> bool {
+    std::env::var(LANE_ENV).is_ok_and(|v| v == "modern")
+}
+
 /// Env var: seconds after which a test process is killed (default 60).
 pub const TIMEOUT_ENV: &str = "EMU_SE_TEST_TIMEOUT_S";
 /// Default watchdog time per test process; every file here runs in ~1 s.

@@ -41,7 +41,12 @@ pub fn run(extra: &[String]) -> Result<(), String> {
     }
     println!("xtask test: [3/4] conformance tests on the modern lane ({})", modern_icd.display());
     let mut modern = run::cargo(["test", "-p", "conformance-tests"]);
-    modern.args(extra).current_dir(&root).env("EMU_SE_LAYER_LIB", &debug_lib).env("EMU_SE_ICD", &modern_icd);
+    modern
+        .args(extra)
+        .current_dir(&root)
+        .env("EMU_SE_LAYER_LIB", &debug_lib)
+        .env("EMU_SE_ICD", &modern_icd)
+        .env("EMU_SE_LANE", "modern");
     run::status(&mut modern)?;
 
     println!("xtask test: [4/4] release build + vulkaninfo through manifests/");

@@ -208,10 +208,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
         if bind_point == vk::PipelineBindPoint::COMPUTE || bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH {
             // SAFETY: the application's arrays.
             let (set_list, offsets) = unsafe { (slice(sets, set_count), slice(dynamic_offsets, dynamic_offset_count)) };
-            let info = if offsets.is_empty() { Default::default() } else { state.pipeline_layout(layout) };
-            state.with_command_buffer(cb, |s| {
-                s.bind_sets(bind_point, layout, first_set, set_list, offsets, &info.dynamic_counts)
-            });
+            shadow_sets(&state, cb, &[bind_point], layout, first_set, set_list, offsets);
         }
         if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
             // SAFETY: forwarding.
@@ -229,6 +226,24 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
             }
         }
     })
+}
+
+/// Notes a descriptor set binding at each of `bind_points` in the shadow state.
+pub(super) fn shadow_sets(
+    state: &DeviceState,
+    cb: vk::CommandBuffer,
+    bind_points: &[vk::PipelineBindPoint],
+    layout: vk::PipelineLayout,
+    first_set: u32,
+    sets: &[vk::DescriptorSet],
+    offsets: &[u32],
+) {
+    let info = if offsets.is_empty() { Default::default() } else { state.pipeline_layout(layout) };
+    state.with_command_buffer(cb, |s| {
+        for &point in bind_points {
+            s.bind_sets(point, layout, first_set, sets, offsets, &info.dynamic_counts);
+        }
+    });
 }
 
 pub(super) unsafe extern "system" fn cmd_push_constants(
@@ -269,6 +284,25 @@ unsafe fn copy_write(write: &vk::WriteDescriptorSet<'_>) -> PushedDescriptor {
     }
 }
 
+/// Deep copies of the writes of a push the shadow state can replay.
+///
+/// # Safety
+/// Every write must be valid for its descriptor type.
+pub(super) unsafe fn copy_writes(command: &str, writes: &[vk::WriteDescriptorSet<'_>]) -> Vec<PushedDescriptor> {
+    writes
+        .iter()
+        .filter(|w| {
+            let supported = w.p_next.is_null();
+            if !supported {
+                tracing::warn!("{command}: extended write {:?} is not shadowed", w.descriptor_type);
+            }
+            supported
+        })
+        // SAFETY: valid writes (caller's contract).
+        .map(|w| unsafe { copy_write(w) })
+        .collect()
+}
+
 pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
     cb: vk::CommandBuffer,
     bind_point: vk::PipelineBindPoint,
@@ -281,19 +315,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
         // SAFETY: the application's array of valid writes.
-        let writes_list = unsafe { slice(writes, write_count) };
-        let copied = writes_list
-            .iter()
-            .filter(|w| {
-                let supported = w.p_next.is_null();
-                if !supported {
-                    tracing::warn!("vkCmdPushDescriptorSetKHR: extended write {:?} is not shadowed", w.descriptor_type);
-                }
-                supported
-            })
-            // SAFETY: valid writes.
-            .map(|w| unsafe { copy_write(w) })
-            .collect();
+        let copied = unsafe { copy_writes("vkCmdPushDescriptorSetKHR", slice(writes, write_count)) };
         state.with_command_buffer(cb, |s| s.push_set(bind_point, set, PushedSet { layout, writes: copied }));
         if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
             if let Some(f) = &state.dispatch.push_descriptor {

@@ -11,7 +11,7 @@ use super::loader::{find_link, LayerDeviceCreateInfo};
 use super::{c_str, dispatch_key, slice};
 use crate::advertise::Support;
 use crate::amdx;
-use crate::dispatch::DeviceDispatch;
+use crate::dispatch::{DeviceDispatch, EnabledTables};
 use crate::state::{DeviceState, PhysicalDeviceState, DEVICES};
 use ash::vk;
 use std::ffi::{c_char, CStr};
@@ -81,7 +81,15 @@ pub(super) unsafe extern "system" fn create_device(
         let handle = unsafe { *device };
         // SAFETY: next GDPA and the device it created.
         let dispatch = unsafe {
-            DeviceDispatch::load(next_gdpa, handle, enabled(c"VK_KHR_push_descriptor"), instance.debug_utils)
+            DeviceDispatch::load(
+                next_gdpa,
+                handle,
+                EnabledTables {
+                    push_descriptor: enabled(c"VK_KHR_push_descriptor"),
+                    maintenance6: enabled(c"VK_KHR_maintenance6"),
+                    debug_utils: instance.debug_utils,
+                },
+            )
         };
         let state = DeviceState {
             dispatch,

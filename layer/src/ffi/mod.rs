@@ -11,6 +11,7 @@ mod graph;
 mod guard;
 mod instance;
 mod loader;
+mod maintenance6;
 mod proc_addr;
 mod report;
 mod resources;

@@ -11,7 +11,7 @@
 
 use super::guard::guard_value;
 use super::loader::{NegotiateLayerInterface, INTERFACE_VERSION, NEGOTIATE_INTERFACE_STRUCT};
-use super::{c_str, commands, device, dispatch_key, graph, instance, report, resources, write_array};
+use super::{c_str, commands, device, dispatch_key, graph, instance, maintenance6, report, resources, write_array};
 use crate::state::{DEVICES, INSTANCES};
 use ash::vk;
 use std::ffi::{c_char, CStr};
@@ -65,6 +65,19 @@ fn graph_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
     }
 }
 
+/// The `VK_KHR_maintenance6` commands the layer hooks (KHR and core names).
+fn is_maintenance6_command(name: &CStr) -> bool {
+    matches!(
+        name.to_bytes(),
+        b"vkCmdBindDescriptorSets2KHR"
+            | b"vkCmdBindDescriptorSets2"
+            | b"vkCmdPushConstants2KHR"
+            | b"vkCmdPushConstants2"
+            | b"vkCmdPushDescriptorSet2KHR"
+            | b"vkCmdPushDescriptorSet2"
+    )
+}
+
 /// Device-level hooks, installed only on devices where emulation is active:
 /// elsewhere the loader's dispatch table points straight at the next layer.
 fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
@@ -94,6 +107,9 @@ fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
         b"vkCmdBindDescriptorSets" => hook!(commands::cmd_bind_descriptor_sets),
         b"vkCmdPushConstants" => hook!(commands::cmd_push_constants),
         b"vkCmdPushDescriptorSetKHR" => hook!(commands::cmd_push_descriptor_set),
+        b"vkCmdBindDescriptorSets2KHR" | b"vkCmdBindDescriptorSets2" => hook!(maintenance6::cmd_bind_descriptor_sets2),
+        b"vkCmdPushConstants2KHR" | b"vkCmdPushConstants2" => hook!(maintenance6::cmd_push_constants2),
+        b"vkCmdPushDescriptorSet2KHR" | b"vkCmdPushDescriptorSet2" => hook!(maintenance6::cmd_push_descriptor_set2),
         b"vkQueueSubmit" => hook!(report::queue_submit),
         b"vkQueueSubmit2" => hook!(report::queue_submit2_core),
         b"vkQueueSubmit2KHR" => hook!(report::queue_submit2_khr),
@@ -181,7 +197,9 @@ unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const 
         }
         // SAFETY: a valid device.
         let state = DEVICES.get(unsafe { dispatch_key(device) })?;
-        if state.emulated {
+        // maintenance6's commands are hooked only where its table was loaded
+        // (the application enabled the extension).
+        if state.emulated && (!is_maintenance6_command(name) || state.dispatch.maintenance6.is_some()) {
             if let Some(f) = emulated_device_hook(name) {
                 return Some(f);
             }

@@ -1,0 +1,93 @@
+//! `VK_KHR_maintenance6`'s stage-addressed binding commands on emulated
+//! devices: `vkCmdBindDescriptorSets2KHR`, `vkCmdPushConstants2KHR` and
+//! `vkCmdPushDescriptorSet2KHR` (and their Vulkan 1.4 core names).
+//!
+//! They name shader stages, not bind points; a binding affects every bind
+//! point whose stages `stageFlags` touches (`VkBindDescriptorSetsInfo`). The
+//! execution-graph bind point's node shaders are compute shaders, so
+//! `VK_SHADER_STAGE_COMPUTE_BIT` binds at both the compute and the
+//! execution-graph bind point: the shadow state notes both (graph dispatches
+//! read the one, and restore the other after them), and the driver gets the
+//! call as it was. Templates and descriptor-buffer offsets (the other two
+//! commands of the extension) are not shadowed yet: they pass through.
+
+use super::commands::{copy_writes, device_of, shadow_sets};
+use super::guard::guard_command;
+use super::slice;
+use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+use crate::state::command_buffer::PushedSet;
+use ash::vk;
+
+/// The bind points a stage-addressed binding reaches that the layer shadows.
+fn shadowed_points(stages: vk::ShaderStageFlags) -> &'static [vk::PipelineBindPoint] {
+    if stages.contains(vk::ShaderStageFlags::COMPUTE) {
+        &[vk::PipelineBindPoint::COMPUTE, PIPELINE_BIND_POINT_EXECUTION_GRAPH]
+    } else {
+        &[]
+    }
+}
+
+pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
+    cb: vk::CommandBuffer,
+    info: *const vk::BindDescriptorSetsInfoKHR<'static>,
+) {
+    guard_command("vkCmdBindDescriptorSets2KHR", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(m6) = &state.dispatch.maintenance6 else { return };
+        // SAFETY: valid when non-null (the command's valid usage).
+        if let Some(i) = unsafe { info.as_ref() } {
+            // SAFETY: the application's arrays.
+            let (sets, offsets) = unsafe {
+                (slice(i.p_descriptor_sets, i.descriptor_set_count), slice(i.p_dynamic_offsets, i.dynamic_offset_count))
+            };
+            shadow_sets(&state, cb, shadowed_points(i.stage_flags), i.layout, i.first_set, sets, offsets);
+        }
+        // SAFETY: forwarding.
+        unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_push_constants2(
+    cb: vk::CommandBuffer,
+    info: *const vk::PushConstantsInfoKHR<'static>,
+) {
+    guard_command("vkCmdPushConstants2KHR", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(m6) = &state.dispatch.maintenance6 else { return };
+        // SAFETY: valid when non-null.
+        if let Some(i) = unsafe { info.as_ref() } {
+            // SAFETY: the application's `size` bytes.
+            let bytes = unsafe { slice(i.p_values.cast::<u8>(), i.size) };
+            state.with_command_buffer(cb, |s| s.push_constants(i.layout, i.stage_flags, i.offset, bytes));
+        }
+        // SAFETY: forwarding.
+        unsafe { (m6.cmd_push_constants2_khr)(cb, info) }
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
+    cb: vk::CommandBuffer,
+    info: *const vk::PushDescriptorSetInfoKHR<'static>,
+) {
+    guard_command("vkCmdPushDescriptorSet2KHR", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(m6) = &state.dispatch.maintenance6 else { return };
+        // SAFETY: valid when non-null.
+        if let Some(i) = unsafe { info.as_ref() } {
+            // SAFETY: the application's array of valid writes.
+            let writes = unsafe {
+                copy_writes("vkCmdPushDescriptorSet2KHR", slice(i.p_descriptor_writes, i.descriptor_write_count))
+            };
+            state.with_command_buffer(cb, |s| {
+                for &point in shadowed_points(i.stage_flags) {
+                    s.push_set(point, i.set, PushedSet { layout: i.layout, writes: writes.clone() });
+                }
+            });
+        }
+        // SAFETY: forwarding.
+        unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
+    })
+}
