@@ -2,7 +2,10 @@
 //! module 27: a uniform buffer in set 0 bound with vkCmdBindDescriptorSets,
 //! a storage buffer in set 1 given as a push descriptor, and 8 bytes of push
 //! constants, all at `VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX`. The
-//! runtime appends its own push block after the application's range.
+//! runtime appends its own push block after the application's range. The
+//! push descriptor is pushed with `vkCmdPushDescriptorSetKHR`, or (issue 13)
+//! with `vkCmdPushDescriptorSetWithTemplateKHR` and a push template created
+//! for the graph bind point.
 
 use ash::vk;
 use conformance_tests::amdx::{self, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH};
@@ -11,8 +14,24 @@ use conformance_tests::{compute, queue_info, InstanceOptions, TestDevice, TestIn
 
 const RESOURCES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/27_app_resources.spv");
 
+/// How the storage buffer of set 1 is pushed.
+#[derive(Clone, Copy, PartialEq)]
+enum Push {
+    Writes,
+    Template,
+}
+
 #[test]
 fn node_kernels_see_sets_push_descriptors_and_push_constants() {
+    run(Push::Writes);
+}
+
+#[test]
+fn push_descriptor_templates_at_the_graph_bind_point() {
+    run(Push::Template);
+}
+
+fn run(push_mode: Push) {
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
     {
@@ -132,10 +151,34 @@ fn node_kernels_see_sets_push_descriptors_and_push_constants() {
                 .dst_binding(2)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .buffer_info(&ssbo_info);
+            let entries = [vk::DescriptorUpdateTemplateEntry {
+                dst_binding: 2,
+                dst_array_element: 0,
+                descriptor_count: 1,
+                descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
+                offset: 0,
+                stride: std::mem::size_of::<vk::DescriptorBufferInfo>(),
+            }];
+            let template_info = vk::DescriptorUpdateTemplateCreateInfo::default()
+                .descriptor_update_entries(&entries)
+                .template_type(vk::DescriptorUpdateTemplateType::PUSH_DESCRIPTORS_KHR)
+                .pipeline_bind_point(BIND_POINT)
+                .pipeline_layout(layout)
+                .set(1);
+            let template = d.create_descriptor_update_template(&template_info, None).expect("template");
             dev.submit_once(|cb| {
                 d.cmd_bind_pipeline(cb, BIND_POINT, graph);
                 d.cmd_bind_descriptor_sets(cb, BIND_POINT, layout, 0, &[set], &[]);
-                push_descriptor.cmd_push_descriptor_set(cb, BIND_POINT, layout, 1, &[pushed]);
+                match push_mode {
+                    Push::Writes => push_descriptor.cmd_push_descriptor_set(cb, BIND_POINT, layout, 1, &[pushed]),
+                    Push::Template => push_descriptor.cmd_push_descriptor_set_with_template(
+                        cb,
+                        template,
+                        layout,
+                        1,
+                        ssbo_info.as_ptr().cast(),
+                    ),
+                }
                 d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 (fns.init_scratch)(cb, graph, address, size.min_size);
                 (fns.dispatch)(cb, address, size.min_size, &count_info);
@@ -149,6 +192,7 @@ fn node_kernels_see_sets_push_descriptors_and_push_constants() {
             }
             assert_eq!(results.read_u32(64).expect("read"), want);
 
+            d.destroy_descriptor_update_template(template, None);
             d.destroy_pipeline(graph, None);
             d.destroy_shader_module(module, None);
             d.destroy_descriptor_pool(pool, None);

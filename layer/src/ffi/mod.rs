@@ -17,6 +17,7 @@ mod report;
 mod resources;
 mod status;
 mod struct_sizes;
+mod templates;
 
 pub(crate) use status::StatusBuffer;
 

@@ -11,7 +11,9 @@
 
 use super::guard::guard_value;
 use super::loader::{NegotiateLayerInterface, INTERFACE_VERSION, NEGOTIATE_INTERFACE_STRUCT};
-use super::{c_str, commands, device, dispatch_key, graph, instance, maintenance6, report, resources, write_array};
+use super::{
+    c_str, commands, device, dispatch_key, graph, instance, maintenance6, report, resources, templates, write_array,
+};
 use crate::state::{DEVICES, INSTANCES};
 use ash::vk;
 use std::ffi::{c_char, CStr};
@@ -65,17 +67,22 @@ fn graph_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
     }
 }
 
-/// The `VK_KHR_maintenance6` commands the layer hooks (KHR and core names).
-fn is_maintenance6_command(name: &CStr) -> bool {
-    matches!(
-        name.to_bytes(),
+/// Whether `name` is a command of a device extension the application did
+/// not enable (the layer then answers as the driver does, with null, rather
+/// than with its hook).
+fn extension_not_enabled(state: &crate::state::DeviceState, name: &CStr) -> bool {
+    match name.to_bytes() {
         b"vkCmdBindDescriptorSets2KHR"
-            | b"vkCmdBindDescriptorSets2"
-            | b"vkCmdPushConstants2KHR"
-            | b"vkCmdPushConstants2"
-            | b"vkCmdPushDescriptorSet2KHR"
-            | b"vkCmdPushDescriptorSet2"
-    )
+        | b"vkCmdBindDescriptorSets2"
+        | b"vkCmdPushConstants2KHR"
+        | b"vkCmdPushConstants2"
+        | b"vkCmdPushDescriptorSet2KHR"
+        | b"vkCmdPushDescriptorSet2" => state.dispatch.maintenance6.is_none(),
+        b"vkCmdPushDescriptorSetKHR" | b"vkCmdPushDescriptorSetWithTemplateKHR" => {
+            state.dispatch.push_descriptor.is_none()
+        }
+        _ => false,
+    }
 }
 
 /// Device-level hooks, installed only on devices where emulation is active:
@@ -107,6 +114,13 @@ fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
         b"vkCmdBindDescriptorSets" => hook!(commands::cmd_bind_descriptor_sets),
         b"vkCmdPushConstants" => hook!(commands::cmd_push_constants),
         b"vkCmdPushDescriptorSetKHR" => hook!(commands::cmd_push_descriptor_set),
+        b"vkCreateDescriptorUpdateTemplate" | b"vkCreateDescriptorUpdateTemplateKHR" => {
+            hook!(templates::create_descriptor_update_template)
+        }
+        b"vkDestroyDescriptorUpdateTemplate" | b"vkDestroyDescriptorUpdateTemplateKHR" => {
+            hook!(templates::destroy_descriptor_update_template)
+        }
+        b"vkCmdPushDescriptorSetWithTemplateKHR" => hook!(templates::cmd_push_descriptor_set_with_template),
         b"vkCmdBindDescriptorSets2KHR" | b"vkCmdBindDescriptorSets2" => hook!(maintenance6::cmd_bind_descriptor_sets2),
         b"vkCmdPushConstants2KHR" | b"vkCmdPushConstants2" => hook!(maintenance6::cmd_push_constants2),
         b"vkCmdPushDescriptorSet2KHR" | b"vkCmdPushDescriptorSet2" => hook!(maintenance6::cmd_push_descriptor_set2),
@@ -197,9 +211,7 @@ unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const 
         }
         // SAFETY: a valid device.
         let state = DEVICES.get(unsafe { dispatch_key(device) })?;
-        // maintenance6's commands are hooked only where its table was loaded
-        // (the application enabled the extension).
-        if state.emulated && (!is_maintenance6_command(name) || state.dispatch.maintenance6.is_some()) {
+        if state.emulated && !extension_not_enabled(&state, name) {
             if let Some(f) = emulated_device_hook(name) {
                 return Some(f);
             }

@@ -93,6 +93,16 @@ pub(crate) struct Resources {
     pub graph_libraries: HandleMap<vk::Pipeline, Vec<NodeStage>>,
     /// The runtime's meta pipelines (created with the first graph).
     pub meta: Option<Arc<MetaPipelines>>,
+    /// Push-descriptor update templates, with the bind point the
+    /// application named (see `ffi::templates`).
+    pub push_templates: HandleMap<vk::DescriptorUpdateTemplate, PushTemplate>,
+}
+
+/// A push-descriptor update template as the application created it.
+#[derive(Clone, Debug)]
+pub(crate) struct PushTemplate {
+    pub bind_point: vk::PipelineBindPoint,
+    pub entries: Vec<vk::DescriptorUpdateTemplateEntry>,
 }
 
 impl DeviceState {
