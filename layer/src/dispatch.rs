@@ -62,6 +62,7 @@ impl InstanceDispatch {
 pub(crate) struct EnabledTables {
     pub push_descriptor: bool,
     pub maintenance6: bool,
+    pub descriptor_buffer: bool,
     /// On the instance (labels need it).
     pub debug_utils: bool,
 }
@@ -73,6 +74,8 @@ pub(crate) struct DeviceDispatch {
     pub push_descriptor: Option<ash::khr::push_descriptor::DeviceFn>,
     /// Present when the application enabled `VK_KHR_maintenance6`.
     pub maintenance6: Option<ash::khr::maintenance6::DeviceFn>,
+    /// Present when the application enabled `VK_EXT_descriptor_buffer`.
+    pub descriptor_buffer: Option<ash::ext::descriptor_buffer::DeviceFn>,
     /// Present when the application enabled `VK_EXT_debug_utils` (labels).
     pub debug_utils: Option<ash::ext::debug_utils::DeviceFn>,
 }
@@ -97,6 +100,9 @@ impl DeviceDispatch {
             get_device_proc_addr: gdpa,
             push_descriptor: extensions.push_descriptor.then(|| ash::khr::push_descriptor::DeviceFn::load(lookup)),
             maintenance6: extensions.maintenance6.then(|| ash::khr::maintenance6::DeviceFn::load(lookup)),
+            descriptor_buffer: extensions
+                .descriptor_buffer
+                .then(|| ash::ext::descriptor_buffer::DeviceFn::load(lookup)),
             debug_utils: extensions.debug_utils.then(|| ash::ext::debug_utils::DeviceFn::load(lookup)),
         }
     }

@@ -84,6 +84,16 @@ impl HostBuffer {
     }
 
     /// Reads `count` u32 words from the start of the buffer (must fit).
+    /// Copies `bytes` to byte `offset` of the mapping.
+    pub fn write_bytes(&self, offset: usize, bytes: &[u8]) -> Result<()> {
+        if (offset + bytes.len()) as vk::DeviceSize > self.size {
+            return Err(Error::Setup(format!("{} bytes at {offset} do not fit in {}", bytes.len(), self.size)));
+        }
+        // SAFETY: inside the mapping (checked above).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.mapped.cast::<u8>().add(offset), bytes.len()) };
+        Ok(())
+    }
+
     pub fn read_u32(&self, count: usize) -> Result<Vec<u32>> {
         let bytes = (count * 4) as vk::DeviceSize;
         if bytes > self.size {

@@ -87,6 +87,7 @@ pub(super) unsafe extern "system" fn create_device(
                 EnabledTables {
                     push_descriptor: enabled(c"VK_KHR_push_descriptor"),
                     maintenance6: enabled(c"VK_KHR_maintenance6"),
+                    descriptor_buffer: enabled(c"VK_EXT_descriptor_buffer"),
                     debug_utils: instance.debug_utils,
                 },
             )

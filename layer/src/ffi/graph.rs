@@ -72,9 +72,12 @@ unsafe fn create_one(
             }
         }
     }
+    // What every driver pipeline of the graph inherits: node kernels read the
+    // application's descriptor buffers when the graph does.
+    let kernel_flags = info.flags & vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT;
     if info.flags.contains(vk::PipelineCreateFlags::LIBRARY_KHR) {
         // A library is linked only where it is used: keep its stages.
-        let handle = placeholder_pipeline(state, cache, info.layout).map_err(|e| {
+        let handle = placeholder_pipeline(state, cache, info.layout, kernel_flags).map_err(|e| {
             tracing::error!("vkCreateExecutionGraphPipelinesAMDX: {e}");
             e.result()
         })?;
@@ -87,7 +90,7 @@ unsafe fn create_one(
         e.result()
     })?;
     drop(meta);
-    let graph = create_graph(state, cache, &stages, info.layout).map_err(|e| {
+    let graph = create_graph(state, cache, &stages, info.layout, kernel_flags).map_err(|e| {
         tracing::error!("vkCreateExecutionGraphPipelinesAMDX: {e}");
         e.result()
     })?;

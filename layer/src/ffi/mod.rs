@@ -5,6 +5,7 @@
 
 mod chain;
 mod commands;
+mod descriptor_buffer;
 mod device;
 mod device_features;
 mod graph;

@@ -12,7 +12,8 @@
 use super::guard::guard_value;
 use super::loader::{NegotiateLayerInterface, INTERFACE_VERSION, NEGOTIATE_INTERFACE_STRUCT};
 use super::{
-    c_str, commands, device, dispatch_key, graph, instance, maintenance6, report, resources, templates, write_array,
+    c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, maintenance6, report, resources,
+    templates, write_array,
 };
 use crate::state::{DEVICES, INSTANCES};
 use ash::vk;
@@ -81,6 +82,9 @@ fn extension_not_enabled(state: &crate::state::DeviceState, name: &CStr) -> bool
         b"vkCmdPushDescriptorSetKHR" | b"vkCmdPushDescriptorSetWithTemplateKHR" => {
             state.dispatch.push_descriptor.is_none()
         }
+        b"vkCmdSetDescriptorBufferOffsetsEXT" | b"vkCmdBindDescriptorBufferEmbeddedSamplersEXT" => {
+            state.dispatch.descriptor_buffer.is_none()
+        }
         _ => false,
     }
 }
@@ -121,6 +125,10 @@ fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
             hook!(templates::destroy_descriptor_update_template)
         }
         b"vkCmdPushDescriptorSetWithTemplateKHR" => hook!(templates::cmd_push_descriptor_set_with_template),
+        b"vkCmdSetDescriptorBufferOffsetsEXT" => hook!(descriptor_buffer::cmd_set_descriptor_buffer_offsets),
+        b"vkCmdBindDescriptorBufferEmbeddedSamplersEXT" => {
+            hook!(descriptor_buffer::cmd_bind_descriptor_buffer_embedded_samplers)
+        }
         b"vkCmdBindDescriptorSets2KHR" | b"vkCmdBindDescriptorSets2" => hook!(maintenance6::cmd_bind_descriptor_sets2),
         b"vkCmdPushConstants2KHR" | b"vkCmdPushConstants2" => hook!(maintenance6::cmd_push_constants2),
         b"vkCmdPushDescriptorSet2KHR" | b"vkCmdPushDescriptorSet2" => hook!(maintenance6::cmd_push_descriptor_set2),

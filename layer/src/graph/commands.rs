@@ -3,7 +3,8 @@
 //! through staging memory,
 //! global barriers, binds, push constants, dispatches, debug-utils labels,
 //! and re-binding what the application had bound (its descriptor sets,
-//! push descriptors and push constants) from the shadow state.
+//! push descriptors, descriptor-buffer offsets and push constants) from the
+//! shadow state.
 
 use super::profile::{Pass, Recording};
 use super::record::ScratchTarget;
@@ -244,6 +245,43 @@ impl Recorder<'_> {
         for (index, pushed) in state.pushed_sets.iter().enumerate() {
             if let Some(pushed) = pushed {
                 self.push_set(layout.unwrap_or(pushed.layout), index as u32, pushed);
+            }
+        }
+        self.bind_buffer_sets(state, layout);
+    }
+
+    /// Sets the descriptor-buffer offsets and embedded samplers recorded for
+    /// a bind point at the compute bind point (see `ffi::descriptor_buffer`).
+    fn bind_buffer_sets(&self, state: &BindPointState, layout: Option<vk::PipelineLayout>) {
+        let Some(db) = &self.device.dispatch.descriptor_buffer else { return };
+        for (index, bound) in state.buffer_offsets.iter().enumerate() {
+            if let Some(b) = bound {
+                // SAFETY: recording with the application's own offsets; the
+                // arrays live across the call.
+                unsafe {
+                    (db.cmd_set_descriptor_buffer_offsets_ext)(
+                        self.cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout.unwrap_or(b.layout),
+                        index as u32,
+                        1,
+                        &b.buffer_index,
+                        &b.offset,
+                    )
+                };
+            }
+        }
+        for (index, samplers) in state.embedded_samplers.iter().enumerate() {
+            if let Some(set_layout) = samplers {
+                // SAFETY: recording; the application's layout.
+                unsafe {
+                    (db.cmd_bind_descriptor_buffer_embedded_samplers_ext)(
+                        self.cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout.unwrap_or(*set_layout),
+                        index as u32,
+                    )
+                };
             }
         }
     }

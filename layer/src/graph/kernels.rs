@@ -51,6 +51,7 @@ pub struct KernelCache<'a> {
     device: &'a DeviceState,
     cache: vk::PipelineCache,
     layout: vk::PipelineLayout,
+    flags: vk::PipelineCreateFlags,
     modules: HashMap<ModuleKey, Rc<ParsedModule>>,
     analyses: HashMap<(ModuleKey, SpecMap), Arc<[NodeShaderInfo]>>,
     /// Kernels that read no shader index, keyed with `shader_index` 0.
@@ -61,12 +62,19 @@ pub struct KernelCache<'a> {
 }
 
 impl<'a> KernelCache<'a> {
-    /// Kernels will be compiled for `layout` through the application's `cache`.
-    pub fn new(device: &'a DeviceState, cache: vk::PipelineCache, layout: vk::PipelineLayout) -> Self {
+    /// Kernels will be compiled for `layout` with `flags` through the
+    /// application's `cache`.
+    pub fn new(
+        device: &'a DeviceState,
+        cache: vk::PipelineCache,
+        layout: vk::PipelineLayout,
+        flags: vk::PipelineCreateFlags,
+    ) -> Self {
         KernelCache {
             device,
             cache,
             layout,
+            flags,
             modules: HashMap::new(),
             analyses: HashMap::new(),
             any_index: HashMap::new(),
@@ -148,7 +156,7 @@ impl<'a> KernelCache<'a> {
                 lowered
             }
         };
-        let pipeline = compute_pipeline(self.device, self.cache, &lowered.words, entry, self.layout, spec)?;
+        let pipeline = compute_pipeline(self.device, self.cache, self.flags, &lowered.words, entry, self.layout, spec)?;
         self.pipelines.push(pipeline);
         let reads_index = lowered.reads_shader_index;
         let kernel = Kernel { lowered, pipeline };

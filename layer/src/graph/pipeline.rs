@@ -133,10 +133,13 @@ fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
     }
 }
 
-/// Creates a compute pipeline from SPIR-V words on the driver.
+/// Creates a compute pipeline from SPIR-V words on the driver (`flags`:
+/// what node kernels inherit from their graph, such as
+/// `VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT`).
 pub(crate) fn compute_pipeline(
     device: &DeviceState,
     cache: vk::PipelineCache,
+    flags: vk::PipelineCreateFlags,
     words: &[u32],
     entry: &std::ffi::CStr,
     layout: vk::PipelineLayout,
@@ -154,7 +157,7 @@ pub(crate) fn compute_pipeline(
     if let Some(spec) = spec {
         stage = stage.specialization_info(spec);
     }
-    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+    let info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
     let mut pipeline = vk::Pipeline::null();
     // SAFETY: valid device, cache and create info.
     let result =
@@ -171,8 +174,9 @@ pub fn placeholder_pipeline(
     device: &DeviceState,
     cache: vk::PipelineCache,
     layout: vk::PipelineLayout,
+    flags: vk::PipelineCreateFlags,
 ) -> Result<vk::Pipeline, GraphError> {
-    compute_pipeline(device, cache, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
+    compute_pipeline(device, cache, flags, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
 }
 
 /// The application's layout with the runtime's push block appended: every
@@ -206,18 +210,20 @@ fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(
 }
 
 /// Creates an execution graph pipeline from its node stages (in node-index
-/// order: stages, then library stages). On error nothing is left behind.
+/// order: stages, then library stages); `flags` go to every driver pipeline
+/// of it. On error nothing is left behind.
 pub fn create_graph(
     device: &DeviceState,
     cache: vk::PipelineCache,
     stages: &[NodeStage],
     app_layout: vk::PipelineLayout,
+    flags: vk::PipelineCreateFlags,
 ) -> Result<GraphPipeline, GraphError> {
     let (layout, push_offset) = node_layout(device, app_layout)?;
     // The layout is destroyed with the graph, or here if creation fails
     // (after the kernels, which are dropped first).
     let layout_guard = LayoutGuard { device, layout };
-    let mut kernels = KernelCache::new(device, cache, layout);
+    let mut kernels = KernelCache::new(device, cache, layout, flags);
     let mut decls = Vec::with_capacity(stages.len());
     for (i, stage) in stages.iter().enumerate() {
         let infos = kernels.analyze(stage, &spec_map(stage))?;
@@ -292,7 +298,7 @@ pub fn create_graph(
         schedules.push(node_schedule);
         nodes.push(NodePipeline { pipeline, name: node.decl.name.clone(), index: node.decl.index });
     }
-    let handle = placeholder_pipeline(device, cache, app_layout)?;
+    let handle = placeholder_pipeline(device, cache, app_layout, flags)?;
     // Success: the graph owns them now.
     let kernels = kernels.into_pipelines();
     std::mem::forget(layout_guard);
@@ -356,10 +362,42 @@ impl MetaPipelines {
         };
         let cache = vk::PipelineCache::null();
         let result = (|| {
-            made.plan = compute_pipeline(device, cache, &meta_shaders::PLAN, c"main", layout, None)?;
-            made.gridscan = compute_pipeline(device, cache, &meta_shaders::GRIDSCAN, c"main", layout, None)?;
-            made.entry_rank = compute_pipeline(device, cache, &meta_shaders::ENTRY_RANK, c"main", layout, None)?;
-            made.entry_records = compute_pipeline(device, cache, &meta_shaders::ENTRY_RECORDS, c"main", layout, None)?;
+            made.plan = compute_pipeline(
+                device,
+                cache,
+                vk::PipelineCreateFlags::empty(),
+                &meta_shaders::PLAN,
+                c"main",
+                layout,
+                None,
+            )?;
+            made.gridscan = compute_pipeline(
+                device,
+                cache,
+                vk::PipelineCreateFlags::empty(),
+                &meta_shaders::GRIDSCAN,
+                c"main",
+                layout,
+                None,
+            )?;
+            made.entry_rank = compute_pipeline(
+                device,
+                cache,
+                vk::PipelineCreateFlags::empty(),
+                &meta_shaders::ENTRY_RANK,
+                c"main",
+                layout,
+                None,
+            )?;
+            made.entry_records = compute_pipeline(
+                device,
+                cache,
+                vk::PipelineCreateFlags::empty(),
+                &meta_shaders::ENTRY_RECORDS,
+                c"main",
+                layout,
+                None,
+            )?;
             Ok(())
         })();
         match result {

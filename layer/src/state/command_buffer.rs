@@ -39,6 +39,48 @@ pub(crate) struct BindPointState {
     /// Indexed by set number.
     pub sets: Vec<Option<BoundSet>>,
     pub pushed_sets: Vec<Option<PushedSet>>,
+    /// `vkCmdSetDescriptorBufferOffsetsEXT`, by set number.
+    pub buffer_offsets: Vec<Option<BufferOffset>>,
+    /// `vkCmdBindDescriptorBufferEmbeddedSamplersEXT`: the layout, by set number.
+    pub embedded_samplers: Vec<Option<vk::PipelineLayout>>,
+}
+
+/// One set's place in the bound descriptor buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BufferOffset {
+    pub layout: vk::PipelineLayout,
+    pub buffer_index: u32,
+    pub offset: vk::DeviceSize,
+}
+
+/// Makes `v[index]` exist and returns it.
+fn slot<T: Clone>(v: &mut Vec<Option<T>>, index: usize) -> &mut Option<T> {
+    if v.len() <= index {
+        v.resize(index + 1, None);
+    }
+    &mut v[index]
+}
+
+impl BindPointState {
+    /// A set number bound one way forgets the other ways (Vulkan: binding
+    /// sets and setting descriptor-buffer offsets disturb each other).
+    fn forget_buffer_binding(&mut self, index: usize) {
+        if let Some(x) = self.buffer_offsets.get_mut(index) {
+            *x = None;
+        }
+        if let Some(x) = self.embedded_samplers.get_mut(index) {
+            *x = None;
+        }
+    }
+
+    fn forget_set_binding(&mut self, index: usize) {
+        if let Some(x) = self.sets.get_mut(index) {
+            *x = None;
+        }
+        if let Some(x) = self.pushed_sets.get_mut(index) {
+            *x = None;
+        }
+    }
 }
 
 /// Push-constant bytes (shared by all bind points, as in Vulkan).
@@ -126,6 +168,7 @@ impl CommandBufferState {
             if let Some(pushed) = state.pushed_sets.get_mut(index) {
                 *pushed = None;
             }
+            state.forget_buffer_binding(index);
         }
     }
 
@@ -139,6 +182,7 @@ impl CommandBufferState {
         if let Some(bound) = state.sets.get_mut(index) {
             *bound = None;
         }
+        state.forget_buffer_binding(index);
         let slot = &mut state.pushed_sets[index];
         match slot {
             // Later pushes to the same set with the same layout update it.
@@ -150,6 +194,42 @@ impl CommandBufferState {
             }
             _ => *slot = Some(pushed),
         }
+    }
+
+    /// Records `vkCmdSetDescriptorBufferOffsetsEXT`.
+    pub(crate) fn set_buffer_offsets(
+        &mut self,
+        bind_point: vk::PipelineBindPoint,
+        layout: vk::PipelineLayout,
+        first_set: u32,
+        buffer_indices: &[u32],
+        offsets: &[vk::DeviceSize],
+    ) {
+        let Some(state) = self.bind_point_mut(bind_point) else { return };
+        for (i, (&buffer_index, &offset)) in buffer_indices.iter().zip(offsets).enumerate() {
+            let index = first_set as usize + i;
+            state.forget_set_binding(index);
+            *slot(&mut state.buffer_offsets, index) = Some(BufferOffset { layout, buffer_index, offset });
+            if let Some(x) = state.embedded_samplers.get_mut(index) {
+                *x = None;
+            }
+        }
+    }
+
+    /// Records `vkCmdBindDescriptorBufferEmbeddedSamplersEXT`.
+    pub(crate) fn bind_embedded_samplers(
+        &mut self,
+        bind_point: vk::PipelineBindPoint,
+        layout: vk::PipelineLayout,
+        set: u32,
+    ) {
+        let Some(state) = self.bind_point_mut(bind_point) else { return };
+        let index = set as usize;
+        state.forget_set_binding(index);
+        if let Some(x) = state.buffer_offsets.get_mut(index) {
+            *x = None;
+        }
+        *slot(&mut state.embedded_samplers, index) = Some(layout);
     }
 
     /// Records `vkCmdPushConstants`; bytes past [`PushConstants::MAX_BYTES`]
@@ -183,6 +263,24 @@ mod tests {
     }
     fn set(n: u64) -> vk::DescriptorSet {
         vk::DescriptorSet::from_raw(n)
+    }
+
+    /// Sets, push descriptors and descriptor-buffer offsets for one set
+    /// number replace each other, as they do in Vulkan.
+    #[test]
+    fn buffer_offsets_and_sets_replace_each_other() {
+        let graph = crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+        let mut cb = CommandBufferState::default();
+        cb.bind_sets(graph, layout(1), 0, &[set(10), set(11)], &[], &[]);
+        cb.set_buffer_offsets(graph, layout(2), 1, &[0], &[256]);
+        assert!(cb.graph.sets[0].is_some() && cb.graph.sets[1].is_none());
+        assert_eq!(cb.graph.buffer_offsets[1], Some(BufferOffset { layout: layout(2), buffer_index: 0, offset: 256 }));
+        cb.bind_embedded_samplers(graph, layout(2), 0);
+        assert!(cb.graph.sets[0].is_none());
+        cb.bind_sets(graph, layout(1), 1, &[set(12)], &[], &[]);
+        assert_eq!(cb.graph.buffer_offsets[1], None);
+        assert_eq!(cb.graph.embedded_samplers[0], Some(layout(2)));
+        assert!(cb.compute.buffer_offsets.is_empty(), "bind points are separate");
     }
 
     #[test]
