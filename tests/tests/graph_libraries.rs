@@ -2,7 +2,10 @@
 //! created with the library and execution-graph flags, and as an execution
 //! graph pipeline created as a library, linked into graphs through
 //! `VkPipelineLibraryCreateInfoKHR`. The linked hello chain must compute
-//! what the graph built from plain stages computes.
+//! what the graph built from plain stages computes. A graph library may
+//! also be flagged through `VkPipelineCreateFlags2CreateInfoKHR`
+//! (maintenance5), which then replaces `flags`; and graph creation answers
+//! `VkPipelineCreationFeedbackCreateInfo` (issue 13).
 
 use ash::vk;
 use conformance_tests::graph::TestGraph;
@@ -37,11 +40,24 @@ fn graph_pipeline(
     libraries: &[vk::Pipeline],
     flags: vk::PipelineCreateFlags,
 ) -> vk::Pipeline {
+    graph_pipeline_chained(graph, dev, entries, libraries, flags, std::ptr::null())
+}
+
+/// [`graph_pipeline`] with `p_next` chained to the create info.
+fn graph_pipeline_chained(
+    graph: &TestGraph<'_>,
+    dev: &TestDevice<'_>,
+    entries: &[&CStr],
+    libraries: &[vk::Pipeline],
+    flags: vk::PipelineCreateFlags,
+    p_next: *const std::ffi::c_void,
+) -> vk::Pipeline {
     let stages: Vec<_> = entries.iter().map(|e| stage_info(graph.module, e)).collect();
     let library_info = vk::PipelineLibraryCreateInfoKHR::default().libraries(libraries);
     let mut info =
         vk::ExecutionGraphPipelineCreateInfoAMDX::default().stages(&stages).layout(graph.layout).flags(flags);
     info.p_library_info = &library_info;
+    info.p_next = p_next;
     let mut pipeline = vk::Pipeline::null();
     // SAFETY: valid create info whose arrays live across the call.
     let result = unsafe {
@@ -96,6 +112,74 @@ fn graphs_link_compute_and_graph_libraries() {
                 dev.device.destroy_pipeline(p, None);
             }
         }
+    }
+    inst.finish();
+}
+
+/// A graph library flagged only through `VkPipelineCreateFlags2CreateInfoKHR`
+/// (its `flags` are 0) is a library: linked with firstNode it runs the chain.
+#[test]
+fn graph_library_flagged_through_flags2() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        let reference = TestGraph::hello_chain(&dev, &uav).expect("graph from stages");
+        let want = run_chain(&dev, &reference, &uav, reference.pipeline);
+        let flags2 = vk::PipelineCreateFlags2CreateInfoKHR::default().flags(vk::PipelineCreateFlags2KHR::LIBRARY);
+        let tail = graph_pipeline_chained(
+            &reference,
+            &dev,
+            &[c"secondNode", c"thirdNode"],
+            &[],
+            vk::PipelineCreateFlags::empty(),
+            (&flags2 as *const vk::PipelineCreateFlags2CreateInfoKHR).cast(),
+        );
+        let linked = graph_pipeline(&reference, &dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
+        assert_eq!(run_chain(&dev, &reference, &uav, linked), want);
+        // SAFETY: idle device, pipelines created above.
+        unsafe {
+            dev.device.destroy_pipeline(linked, None);
+            dev.device.destroy_pipeline(tail, None);
+        }
+    }
+    inst.finish();
+}
+
+/// `VkPipelineCreationFeedbackCreateInfo` on a graph: the pipeline's and each
+/// stage's feedback are written, valid, with the creation's duration.
+#[test]
+fn creation_feedback_for_graphs() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        let reference = TestGraph::hello_chain(&dev, &uav).expect("graph from stages");
+        let mut pipeline_feedback = vk::PipelineCreationFeedback::default();
+        let mut stage_feedback = [vk::PipelineCreationFeedback::default(); 3];
+        let feedback = vk::PipelineCreationFeedbackCreateInfo::default()
+            .pipeline_creation_feedback(&mut pipeline_feedback)
+            .pipeline_stage_creation_feedbacks(&mut stage_feedback);
+        let graph = graph_pipeline_chained(
+            &reference,
+            &dev,
+            &[c"firstNode", c"secondNode", c"thirdNode"],
+            &[],
+            vk::PipelineCreateFlags::empty(),
+            (&feedback as *const vk::PipelineCreationFeedbackCreateInfo).cast(),
+        );
+        let valid = vk::PipelineCreationFeedbackFlags::VALID;
+        assert!(pipeline_feedback.flags.contains(valid), "{pipeline_feedback:?}");
+        assert!(pipeline_feedback.duration > 0);
+        for (i, stage) in stage_feedback.iter().enumerate() {
+            assert!(stage.flags.contains(valid), "stage {i}: {stage:?}");
+            assert!(stage.duration <= pipeline_feedback.duration, "stage {i}: {stage:?}");
+        }
+        assert_eq!(run_chain(&dev, &reference, &uav, graph), run_chain(&dev, &reference, &uav, reference.pipeline));
+        // SAFETY: idle device, pipeline created above.
+        unsafe { dev.device.destroy_pipeline(graph, None) };
     }
     inst.finish();
 }

@@ -162,6 +162,23 @@ pub(crate) unsafe fn with_unlinked<R>(
     (result, removed.into_iter().map(|(_, node)| node).collect())
 }
 
+/// The first node of type `T` in a const chain.
+///
+/// # Safety
+/// `p_next` must be a valid chain.
+pub(super) unsafe fn find_in_chain<T: TaggedStructure>(mut p_next: *const c_void) -> Option<&'static T> {
+    while !p_next.is_null() {
+        // SAFETY: valid chain.
+        let base = unsafe { &*p_next.cast::<vk::BaseInStructure<'static>>() };
+        if base.s_type == T::STRUCTURE_TYPE {
+            // SAFETY: the sType says it is a `T`.
+            return Some(unsafe { &*p_next.cast::<T>() });
+        }
+        p_next = base.p_next.cast();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! [`crate::graph`]. Misuse is logged and answered with an error result, or
 //! for commands with no result, by recording nothing.
 
+use super::chain::find_in_chain;
 use super::commands::device_of;
 use super::guard::{guard_command, guard_result};
 use super::resources::node_stage;
@@ -23,6 +24,53 @@ fn graph_of(state: &DeviceState, pipeline: vk::Pipeline, command: &str) -> Optio
     graph
 }
 
+/// The graph's create flags: with `VK_KHR_maintenance5`, a chained
+/// `VkPipelineCreateFlags2CreateInfoKHR` replaces `flags` (every bit a
+/// graph uses lies in the low 32).
+///
+/// # Safety
+/// `info` must be a valid `VkExecutionGraphPipelineCreateInfoAMDX`.
+unsafe fn graph_flags(info: &amdx::ExecutionGraphPipelineCreateInfo) -> vk::PipelineCreateFlags {
+    // SAFETY: valid chain.
+    match unsafe { find_in_chain::<vk::PipelineCreateFlags2CreateInfoKHR>(info.p_next) } {
+        Some(f2) => vk::PipelineCreateFlags::from_raw(f2.flags.as_raw() as u32),
+        None => info.flags,
+    }
+}
+
+/// Answers a chained `VkPipelineCreationFeedbackCreateInfo`: the whole
+/// creation's time, valid, and an application-cache hit when every kernel
+/// was one; per stage of `pStages`, its kernel's (see `GraphPipeline`).
+///
+/// # Safety
+/// `info` must be a valid create info; its feedback pointers writable.
+unsafe fn write_feedback(
+    info: &amdx::ExecutionGraphPipelineCreateInfo,
+    elapsed: std::time::Duration,
+    stages: &[vk::PipelineCreationFeedback],
+) {
+    // SAFETY: valid chain.
+    let Some(fb) = (unsafe { find_in_chain::<vk::PipelineCreationFeedbackCreateInfo>(info.p_next) }) else { return };
+    let hit = vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT;
+    let mut flags = vk::PipelineCreationFeedbackFlags::VALID;
+    if !stages.is_empty() && stages.iter().all(|s| s.flags.contains(hit)) {
+        flags |= hit;
+    }
+    let duration = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    // SAFETY: the application's output structure (valid usage: not null).
+    if let Some(out) = unsafe { fb.p_pipeline_creation_feedback.as_mut() } {
+        *out = vk::PipelineCreationFeedback { flags, duration };
+    }
+    let count = (fb.pipeline_stage_creation_feedback_count as usize).min(info.stage_count as usize);
+    if !fb.p_pipeline_stage_creation_feedbacks.is_null() {
+        for i in 0..count {
+            let stage = stages.get(i).copied().unwrap_or_default();
+            // SAFETY: the application's array of at least `count` elements.
+            unsafe { *fb.p_pipeline_stage_creation_feedbacks.add(i) = stage };
+        }
+    }
+}
+
 /// Creates one graph from a create info.
 ///
 /// # Safety
@@ -32,6 +80,9 @@ unsafe fn create_one(
     cache: vk::PipelineCache,
     info: &amdx::ExecutionGraphPipelineCreateInfo,
 ) -> Result<vk::Pipeline, vk::Result> {
+    let started = std::time::Instant::now();
+    // SAFETY: valid create info.
+    let flags = unsafe { graph_flags(info) };
     let mut stages = Vec::new();
     // SAFETY: the create info's stage array.
     for (i, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
@@ -74,8 +125,8 @@ unsafe fn create_one(
     }
     // What every driver pipeline of the graph inherits: node kernels read the
     // application's descriptor buffers when the graph does.
-    let kernel_flags = info.flags & vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT;
-    if info.flags.contains(vk::PipelineCreateFlags::LIBRARY_KHR) {
+    let kernel_flags = flags & vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT;
+    if flags.contains(vk::PipelineCreateFlags::LIBRARY_KHR) {
         // A library is linked only where it is used: keep its stages.
         let handle = placeholder_pipeline(state, cache, info.layout, kernel_flags).map_err(|e| {
             tracing::error!("vkCreateExecutionGraphPipelinesAMDX: {e}");
@@ -83,6 +134,9 @@ unsafe fn create_one(
         })?;
         tracing::debug!("execution graph library {handle:?}: {} node stages", stages.len());
         state.resources.lock().graph_libraries.insert(handle, stages);
+        let valid = vk::PipelineCreationFeedback { flags: vk::PipelineCreationFeedbackFlags::VALID, duration: 0 };
+        // SAFETY: valid create info.
+        unsafe { write_feedback(info, started.elapsed(), &vec![valid; info.stage_count as usize]) };
         return Ok(handle);
     }
     let meta = state.meta_pipelines().map_err(|e| {
@@ -95,6 +149,8 @@ unsafe fn create_one(
         e.result()
     })?;
     let handle = graph.handle;
+    // SAFETY: valid create info.
+    unsafe { write_feedback(info, started.elapsed(), &graph.stage_feedback) };
     tracing::debug!("execution graph {handle:?}: {} nodes", graph.nodes.len());
     state.resources.lock().graphs.insert(handle, Arc::new(graph));
     Ok(handle)
@@ -117,8 +173,14 @@ pub(super) unsafe extern "system" fn create_execution_graph_pipelines(
         }
         // SAFETY: the application's arrays of `count` elements.
         let (infos, out) = unsafe { (slice(infos, count), std::slice::from_raw_parts_mut(pipelines, count as usize)) };
-        // SAFETY: each create info is valid.
-        super::create_each(infos, out, |info| info.flags, |info| unsafe { create_one(&state, cache, info) })
+        super::create_each(
+            infos,
+            out,
+            // SAFETY: each create info is valid.
+            |info| unsafe { graph_flags(info) },
+            // SAFETY: each create info is valid.
+            |info| unsafe { create_one(&state, cache, info) },
+        )
     })
 }
 

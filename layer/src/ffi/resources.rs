@@ -4,7 +4,7 @@
 //! created as execution-graph libraries (stages kept for linking), and the
 //! descriptor layouts' dynamic-descriptor counts (for the shadow state).
 
-use super::chain::OwnedChain;
+use super::chain::{find_in_chain, OwnedChain};
 use super::commands::device_of;
 use super::guard::{guard_result, guard_value};
 use super::{c_str, slice};
@@ -13,25 +13,7 @@ use crate::spirv_scan::{declares_shader_enqueue, PLACEHOLDER_ENTRY_POINT, PLACEH
 use crate::state::device::{NodeStage, PipelineLayoutInfo, ScratchBuffer};
 use crate::state::DeviceState;
 use ash::vk::{self, TaggedStructure};
-use std::ffi::c_void;
 use std::sync::Arc;
-
-/// The first node of type `T` in a const chain.
-///
-/// # Safety
-/// `p_next` must be a valid chain.
-unsafe fn find_in_chain<T: TaggedStructure>(mut p_next: *const c_void) -> Option<&'static T> {
-    while !p_next.is_null() {
-        // SAFETY: valid chain.
-        let base = unsafe { &*p_next.cast::<vk::BaseInStructure<'static>>() };
-        if base.s_type == T::STRUCTURE_TYPE {
-            // SAFETY: the sType says it is a `T`.
-            return Some(unsafe { &*p_next.cast::<T>() });
-        }
-        p_next = base.p_next.cast();
-    }
-    None
-}
 
 pub(super) unsafe extern "system" fn create_shader_module(
     device: vk::Device,

@@ -10,7 +10,7 @@
 //! earlier creation made them.
 
 use super::lowered_cache::index_free;
-use super::pipeline::{compute_pipeline, GraphError};
+use super::pipeline::{compiled_pipeline, GraphError};
 use crate::state::device::NodeStage;
 use crate::state::DeviceState;
 use ash::vk;
@@ -42,6 +42,8 @@ struct KernelKey {
 pub struct Kernel {
     pub lowered: Arc<LoweredNode>,
     pub pipeline: vk::Pipeline,
+    /// The driver found the pipeline in the application's pipeline cache.
+    pub cache_hit: bool,
 }
 
 /// The modules, analyses and kernels of one graph under construction. It
@@ -156,10 +158,13 @@ impl<'a> KernelCache<'a> {
                 lowered
             }
         };
-        let pipeline = compute_pipeline(self.device, self.cache, self.flags, &lowered.words, entry, self.layout, spec)?;
+        let compiled =
+            compiled_pipeline(self.device, self.cache, self.flags, &lowered.words, entry, self.layout, spec)?;
+        let pipeline = compiled.pipeline;
         self.pipelines.push(pipeline);
         let reads_index = lowered.reads_shader_index;
-        let kernel = Kernel { lowered, pipeline };
+        let cache_hit = compiled.feedback.contains(vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT);
+        let kernel = Kernel { lowered, pipeline, cache_hit };
         if reads_index {
             self.per_index.insert(exact, kernel.clone());
         } else {

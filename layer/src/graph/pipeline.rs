@@ -71,6 +71,9 @@ pub struct GraphPipeline {
     pub nodes: Vec<NodePipeline>,
     /// The distinct node pipelines (see [`super::kernels`]).
     pub kernels: Vec<vk::Pipeline>,
+    /// Per stage (node slot order), what creating its kernel took, for
+    /// `VK_EXT_pipeline_creation_feedback` (zero time for a shared kernel).
+    pub stage_feedback: Vec<vk::PipelineCreationFeedback>,
     /// The application's layout, extended by the runtime's push block.
     pub layout: vk::PipelineLayout,
     pub push_offset: u32,
@@ -145,6 +148,29 @@ pub(crate) fn compute_pipeline(
     layout: vk::PipelineLayout,
     spec: Option<&vk::SpecializationInfo<'_>>,
 ) -> Result<vk::Pipeline, GraphError> {
+    compiled_pipeline(device, cache, flags, words, entry, layout, spec).map(|c| c.pipeline)
+}
+
+/// A driver pipeline and the driver's creation feedback for it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Compiled {
+    pub pipeline: vk::Pipeline,
+    /// `VK_PIPELINE_CREATION_FEEDBACK_*` the driver reported (empty when it
+    /// gave none).
+    pub feedback: vk::PipelineCreationFeedbackFlags,
+}
+
+/// [`compute_pipeline`], also asking the driver for creation feedback
+/// (Vulkan 1.3 core), so that a graph can answer the application's.
+pub(crate) fn compiled_pipeline(
+    device: &DeviceState,
+    cache: vk::PipelineCache,
+    flags: vk::PipelineCreateFlags,
+    words: &[u32],
+    entry: &std::ffi::CStr,
+    layout: vk::PipelineLayout,
+    spec: Option<&vk::SpecializationInfo<'_>>,
+) -> Result<Compiled, GraphError> {
     let fp = device.dispatch.fp.fp_v1_0();
     let module_info = vk::ShaderModuleCreateInfo::default().code(words);
     let mut module = vk::ShaderModule::null();
@@ -157,7 +183,10 @@ pub(crate) fn compute_pipeline(
     if let Some(spec) = spec {
         stage = stage.specialization_info(spec);
     }
-    let info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
+    let mut feedback = vk::PipelineCreationFeedback::default();
+    let mut feedback_info = vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
+    let info =
+        vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout).push_next(&mut feedback_info);
     let mut pipeline = vk::Pipeline::null();
     // SAFETY: valid device, cache and create info.
     let result =
@@ -165,7 +194,7 @@ pub(crate) fn compute_pipeline(
     // SAFETY: the module is ours and no longer needed.
     unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
     check("vkCreateComputePipelines", result)?;
-    Ok(pipeline)
+    Ok(Compiled { pipeline, feedback: feedback.flags })
 }
 
 /// A driver pipeline running the empty kernel: the handle an application
@@ -253,6 +282,7 @@ pub fn create_graph(
     }
     let mut nodes = Vec::with_capacity(stages.len());
     let mut schedules = Vec::with_capacity(stages.len());
+    let mut stage_feedback = Vec::with_capacity(stages.len());
     let fixed = FixedLayout::new(&graph);
     let dump_dir = device.instance.settings.dump_spirv.as_deref();
     let graph_number = dump_dir.map(|_| super::dump::next_graph_number()).unwrap_or(0);
@@ -286,8 +316,15 @@ pub fn create_graph(
         let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
         let entry = std::ffi::CString::new(stage.entry_point.clone())
             .map_err(|_| GraphError::Stage { stage: slot, what: "entry point name contains NUL".into() })?;
+        let started = std::time::Instant::now();
         let kernel =
             kernels.kernel(stage, options, &node.decl.name, (&entry, (!entries.is_empty()).then_some(&spec)))?;
+        let mut flags = vk::PipelineCreationFeedbackFlags::VALID;
+        if kernel.cache_hit {
+            flags |= vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT;
+        }
+        let duration = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        stage_feedback.push(vk::PipelineCreationFeedback { flags, duration });
         let (lowered, pipeline) = (kernel.lowered, kernel.pipeline);
         dump("lowered", &lowered.words);
         let mut node_schedule = schedule(&lowered.info, lowered.records_per_workgroup);
@@ -302,7 +339,7 @@ pub fn create_graph(
     // Success: the graph owns them now.
     let kernels = kernels.into_pipelines();
     std::mem::forget(layout_guard);
-    Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, layout, push_offset })
+    Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset })
 }
 
 /// The node layout of a graph under construction, destroyed if creation fails.
