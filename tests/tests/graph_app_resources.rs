@@ -5,12 +5,15 @@
 //! runtime appends its own push block after the application's range. The
 //! push descriptor is pushed with `vkCmdPushDescriptorSetKHR`, or (issue 13)
 //! with `vkCmdPushDescriptorSetWithTemplateKHR` and a push template created
-//! for the graph bind point.
+//! for the graph bind point, or (modern lane) with maintenance6's
+//! `vkCmdPushDescriptorSetWithTemplate2KHR`. Validation 1.3.239 runs with
+//! handle wrapping off in this file, for the maintenance6 command it does
+//! not know (see `graph_maintenance6.rs`).
 
 use ash::vk;
 use conformance_tests::amdx::{self, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH};
 use conformance_tests::graph::{GraphFns, BIND_POINT};
-use conformance_tests::{compute, queue_info, InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{compute, env, queue_info, InstanceOptions, TestDevice, TestInstance};
 
 const RESOURCES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/27_app_resources.spv");
 
@@ -19,6 +22,7 @@ const RESOURCES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/27_ap
 enum Push {
     Writes,
     Template,
+    Template2,
 }
 
 #[test]
@@ -31,22 +35,44 @@ fn push_descriptor_templates_at_the_graph_bind_point() {
     run(Push::Template);
 }
 
+#[test]
+fn push_descriptor_templates_through_maintenance6() {
+    run(Push::Template2);
+}
+
 fn run(push_mode: Push) {
+    env::init_with(&[("VK_LAYER_DISABLES", "VK_VALIDATION_FEATURE_DISABLE_UNIQUE_HANDLES_EXT")]).expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
+    if push_mode == Push::Template2 {
+        let listed = inst.device_extensions(pd).expect("extensions");
+        if !listed.iter().any(|(n, _)| n == "VK_KHR_maintenance6") {
+            assert!(!env::modern_lane_required(), "the modern lane's driver lacks VK_KHR_maintenance6");
+            eprintln!("skipped: the driver lacks VK_KHR_maintenance6 (the modern lane runs this test)");
+            return;
+        }
+        // Validation 1.3.239 calls `VkPhysicalDeviceMaintenance6FeaturesKHR` unknown.
+        inst.log().tolerate("unknown VkStructureType (1000545000)");
+    }
     {
         let family = conformance_tests::compute_queue_family(&inst, pd).expect("queue family");
         let queues = [queue_info(family)];
-        let names = [amdx::EXTENSION_NAME.as_ptr(), ash::khr::push_descriptor::NAME.as_ptr()];
+        let mut names = vec![amdx::EXTENSION_NAME.as_ptr(), ash::khr::push_descriptor::NAME.as_ptr()];
         let mut enqueue = amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
+        let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
+        if push_mode == Push::Template2 {
+            names.push(ash::khr::maintenance6::NAME.as_ptr());
+        }
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .enabled_extension_names(&names)
             .push_next(&mut enqueue);
+        let info = if push_mode == Push::Template2 { info.push_next(&mut m6) } else { info };
         let dev = TestDevice::create(&inst, pd, &info).expect("device with push descriptors");
         let d = &dev.device;
         let fns = GraphFns::load(&dev).expect("graph entry points");
         let push_descriptor = ash::khr::push_descriptor::Device::new(&inst.instance, d);
+        let maintenance6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
 
         let params = dev.create_host_buffer(16, vk::BufferUsageFlags::UNIFORM_BUFFER).expect("params");
         params.write_u32(&[1000, 0, 0, 0]).expect("bias");
@@ -178,6 +204,14 @@ fn run(push_mode: Push) {
                         1,
                         ssbo_info.as_ptr().cast(),
                     ),
+                    Push::Template2 => {
+                        let push = vk::PushDescriptorSetWithTemplateInfoKHR::default()
+                            .descriptor_update_template(template)
+                            .layout(layout)
+                            .set(1)
+                            .data(ssbo_info.as_ptr().cast());
+                        maintenance6.cmd_push_descriptor_set_with_template2(cb, &push)
+                    }
                 }
                 d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 (fns.init_scratch)(cb, graph, address, size.min_size);

@@ -7,7 +7,14 @@
 //! the compute bind point before the graph dispatch) still finds its own
 //! descriptor: the layer restores the compute bind point's offsets. On a
 //! driver without the extension (Mesa 22.3) the test says so and passes,
-//! unless `EMU_SE_LANE=modern` requires it.
+//! unless `EMU_SE_LANE=modern` requires it. A second run places the graph's
+//! descriptors with `VK_KHR_maintenance6`'s
+//! `vkCmdSetDescriptorBufferOffsets2EXT` for the compute stage instead, which
+//! reaches both bind points.
+//!
+//! Validation 1.3.239 runs with handle wrapping off here: it does not unwrap
+//! handles in the maintenance6 commands it does not know (see
+//! `graph_maintenance6.rs`). Own file for that environment.
 
 use std::ffi::CStr;
 
@@ -19,22 +26,41 @@ use conformance_tests::models::hello_chain;
 use conformance_tests::{compute_queue_family, env, queue_info, HostBuffer, InstanceOptions, TestDevice, TestInstance};
 
 const DESCRIPTOR_BUFFER: &CStr = c"VK_EXT_descriptor_buffer";
+const MAINTENANCE6: &CStr = c"VK_KHR_maintenance6";
+
+/// How the graph's descriptor-buffer offsets are set.
+#[derive(Clone, Copy, PartialEq)]
+enum Offsets {
+    /// `vkCmdSetDescriptorBufferOffsetsEXT` at the graph bind point.
+    GraphBindPoint,
+    /// `vkCmdSetDescriptorBufferOffsets2EXT` for the compute stage.
+    Maintenance6,
+}
+
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
 
-fn device_with_descriptor_buffers<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice) -> Option<TestDevice<'i>> {
-    let listed = inst
-        .device_extensions(pd)
-        .expect("extensions")
-        .iter()
-        .any(|(n, _)| n.as_bytes() == DESCRIPTOR_BUFFER.to_bytes());
-    if !listed {
-        assert!(!env::modern_lane_required(), "the modern lane's driver lacks VK_EXT_descriptor_buffer");
-        eprintln!("skipped: the driver lacks VK_EXT_descriptor_buffer (the modern lane runs this test)");
-        return None;
+fn device_with_descriptor_buffers<'i>(
+    inst: &'i TestInstance,
+    pd: vk::PhysicalDevice,
+    offsets: Offsets,
+) -> Option<TestDevice<'i>> {
+    let wanted: &[&CStr] =
+        if offsets == Offsets::Maintenance6 { &[DESCRIPTOR_BUFFER, MAINTENANCE6] } else { &[DESCRIPTOR_BUFFER] };
+    let listed = inst.device_extensions(pd).expect("extensions");
+    for ext in wanted {
+        if !listed.iter().any(|(n, _)| n.as_bytes() == ext.to_bytes()) {
+            assert!(!env::modern_lane_required(), "the modern lane's driver lacks {ext:?}");
+            eprintln!("skipped: the driver lacks {ext:?} (the modern lane runs this test)");
+            return None;
+        }
     }
+    // Validation 1.3.239 calls `VkPhysicalDeviceMaintenance6FeaturesKHR` unknown.
+    inst.log().tolerate("unknown VkStructureType (1000545000)");
     let family = compute_queue_family(inst, pd).expect("queue family");
     let queues = [queue_info(family)];
-    let names = [amdx::EXTENSION_NAME.as_ptr(), DESCRIPTOR_BUFFER.as_ptr()];
+    let mut names = vec![amdx::EXTENSION_NAME.as_ptr()];
+    names.extend(wanted.iter().map(|e| e.as_ptr()));
+    let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
     let mut enqueue = PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
     let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
     let mut db = vk::PhysicalDeviceDescriptorBufferFeaturesEXT::default().descriptor_buffer(true);
@@ -44,6 +70,7 @@ fn device_with_descriptor_buffers<'i>(inst: &'i TestInstance, pd: vk::PhysicalDe
         .push_next(&mut enqueue)
         .push_next(&mut v12)
         .push_next(&mut db);
+    let info = if offsets == Offsets::Maintenance6 { info.push_next(&mut m6) } else { info };
     Some(TestDevice::create(inst, pd, &info).expect("device with descriptor buffers"))
 }
 
@@ -70,10 +97,21 @@ fn write_storage_descriptor(
 
 #[test]
 fn graphs_read_descriptor_buffers_and_compute_offsets_are_restored() {
+    run(Offsets::GraphBindPoint);
+}
+
+#[test]
+fn offsets_set_with_maintenance6_reach_the_graph() {
+    run(Offsets::Maintenance6);
+}
+
+fn run(offsets: Offsets) {
+    env::init_with(&[("VK_LAYER_DISABLES", "VK_VALIDATION_FEATURE_DISABLE_UNIQUE_HANDLES_EXT")]).expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("physical device");
-    if let Some(dev) = device_with_descriptor_buffers(&inst, pd) {
+    if let Some(dev) = device_with_descriptor_buffers(&inst, pd, offsets) {
         let d = &dev.device;
+        let m6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
         let db = ash::ext::descriptor_buffer::Device::new(&inst.instance, d);
         let fns = GraphFns::load(&dev).expect("graph entry points");
         let mut props = vk::PhysicalDeviceDescriptorBufferPropertiesEXT::default();
@@ -201,6 +239,15 @@ fn graphs_read_descriptor_buffers_and_compute_offsets_are_restored() {
                     .address(heap.address.expect("heap address"))
                     .usage(vk::BufferUsageFlags::RESOURCE_DESCRIPTOR_BUFFER_EXT)];
                 db.cmd_bind_descriptor_buffers(cb, &heaps);
+                if offsets == Offsets::Maintenance6 {
+                    // The graph's set 0 (and, until the next call, compute's).
+                    let set = vk::SetDescriptorBufferOffsetsInfoEXT::default()
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                        .layout(layout)
+                        .buffer_indices(&[0])
+                        .offsets(&[0]);
+                    m6.cmd_set_descriptor_buffer_offsets2(cb, &set);
+                }
                 // Compute first: its set 0 is the second descriptor.
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, compute);
                 db.cmd_set_descriptor_buffer_offsets(
@@ -214,7 +261,9 @@ fn graphs_read_descriptor_buffers_and_compute_offsets_are_restored() {
                 d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 // The graph's set 0 is the first descriptor.
                 d.cmd_bind_pipeline(cb, BIND_POINT, graph);
-                db.cmd_set_descriptor_buffer_offsets(cb, BIND_POINT, layout, 0, &[0], &[0]);
+                if offsets == Offsets::GraphBindPoint {
+                    db.cmd_set_descriptor_buffer_offsets(cb, BIND_POINT, layout, 0, &[0], &[0]);
+                }
                 (fns.init_scratch)(cb, graph, address, min);
                 let barrier = vk::MemoryBarrier::default()
                     .src_access_mask(vk::AccessFlags::SHADER_WRITE)

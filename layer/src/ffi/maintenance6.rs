@@ -8,12 +8,16 @@
 //! `VK_SHADER_STAGE_COMPUTE_BIT` binds at both the compute and the
 //! execution-graph bind point: the shadow state notes both (graph dispatches
 //! read the one, and restore the other after them), and the driver gets the
-//! call as it was. Templates and descriptor-buffer offsets (the other two
-//! commands of the extension) are not shadowed yet: they pass through.
+//! call as it was. `vkCmdPushDescriptorSetWithTemplate2KHR` follows its
+//! template's bind point (see [`super::templates`]);
+//! `vkCmdSetDescriptorBufferOffsets2EXT` and
+//! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
+//! like the others (see [`super::descriptor_buffer`]).
 
 use super::commands::{copy_writes, device_of, shadow_sets};
 use super::guard::guard_command;
 use super::slice;
+use super::templates::shadow_template_push;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 use crate::state::command_buffer::PushedSet;
 use ash::vk;
@@ -89,5 +93,70 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
         }
         // SAFETY: forwarding.
         unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template2(
+    cb: vk::CommandBuffer,
+    info: *const vk::PushDescriptorSetWithTemplateInfoKHR<'static>,
+) {
+    guard_command("vkCmdPushDescriptorSetWithTemplate2KHR", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(m6) = &state.dispatch.maintenance6 else { return };
+        // SAFETY: valid when non-null.
+        let Some(i) = (unsafe { info.as_ref() }) else { return };
+        // SAFETY: the template's data (the command's valid usage).
+        let point =
+            unsafe { shadow_template_push(&state, cb, i.descriptor_update_template, i.layout, i.set, i.p_data) };
+        if point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_push_descriptor_set_with_template2_khr)(cb, info) }
+        }
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets2(
+    cb: vk::CommandBuffer,
+    info: *const vk::SetDescriptorBufferOffsetsInfoEXT<'static>,
+) {
+    guard_command("vkCmdSetDescriptorBufferOffsets2EXT", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(m6) = &state.dispatch.maintenance6 else { return };
+        // SAFETY: valid when non-null.
+        if let Some(i) = unsafe { info.as_ref() } {
+            // SAFETY: the application's arrays of `set_count` elements.
+            let (indices, offsets) =
+                unsafe { (slice(i.p_buffer_indices, i.set_count), slice(i.p_offsets, i.set_count)) };
+            state.with_command_buffer(cb, |s| {
+                for &point in shadowed_points(i.stage_flags) {
+                    s.set_buffer_offsets(point, i.layout, i.first_set, indices, offsets);
+                }
+            });
+        }
+        // SAFETY: forwarding.
+        unsafe { (m6.cmd_set_descriptor_buffer_offsets2_ext)(cb, info) }
+    })
+}
+
+pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_samplers2(
+    cb: vk::CommandBuffer,
+    info: *const vk::BindDescriptorBufferEmbeddedSamplersInfoEXT<'static>,
+) {
+    guard_command("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT", cb, || {
+        // SAFETY: valid command buffer.
+        let Some(state) = (unsafe { device_of(cb) }) else { return };
+        let Some(m6) = &state.dispatch.maintenance6 else { return };
+        // SAFETY: valid when non-null.
+        if let Some(i) = unsafe { info.as_ref() } {
+            state.with_command_buffer(cb, |s| {
+                for &point in shadowed_points(i.stage_flags) {
+                    s.bind_embedded_samplers(point, i.layout, i.set);
+                }
+            });
+        }
+        // SAFETY: forwarding.
+        unsafe { (m6.cmd_bind_descriptor_buffer_embedded_samplers2_ext)(cb, info) }
     })
 }

@@ -78,7 +78,13 @@ fn extension_not_enabled(state: &crate::state::DeviceState, name: &CStr) -> bool
         | b"vkCmdPushConstants2KHR"
         | b"vkCmdPushConstants2"
         | b"vkCmdPushDescriptorSet2KHR"
-        | b"vkCmdPushDescriptorSet2" => state.dispatch.maintenance6.is_none(),
+        | b"vkCmdPushDescriptorSet2"
+        | b"vkCmdPushDescriptorSetWithTemplate2KHR"
+        | b"vkCmdPushDescriptorSetWithTemplate2" => state.dispatch.maintenance6.is_none(),
+        // These two need both extensions.
+        b"vkCmdSetDescriptorBufferOffsets2EXT" | b"vkCmdBindDescriptorBufferEmbeddedSamplers2EXT" => {
+            state.dispatch.maintenance6.is_none() || state.dispatch.descriptor_buffer.is_none()
+        }
         b"vkCmdPushDescriptorSetKHR" | b"vkCmdPushDescriptorSetWithTemplateKHR" => {
             state.dispatch.push_descriptor.is_none()
         }
@@ -132,6 +138,13 @@ fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
         b"vkCmdBindDescriptorSets2KHR" | b"vkCmdBindDescriptorSets2" => hook!(maintenance6::cmd_bind_descriptor_sets2),
         b"vkCmdPushConstants2KHR" | b"vkCmdPushConstants2" => hook!(maintenance6::cmd_push_constants2),
         b"vkCmdPushDescriptorSet2KHR" | b"vkCmdPushDescriptorSet2" => hook!(maintenance6::cmd_push_descriptor_set2),
+        b"vkCmdPushDescriptorSetWithTemplate2KHR" | b"vkCmdPushDescriptorSetWithTemplate2" => {
+            hook!(maintenance6::cmd_push_descriptor_set_with_template2)
+        }
+        b"vkCmdSetDescriptorBufferOffsets2EXT" => hook!(maintenance6::cmd_set_descriptor_buffer_offsets2),
+        b"vkCmdBindDescriptorBufferEmbeddedSamplers2EXT" => {
+            hook!(maintenance6::cmd_bind_descriptor_buffer_embedded_samplers2)
+        }
         b"vkQueueSubmit" => hook!(report::queue_submit),
         b"vkQueueSubmit2" => hook!(report::queue_submit2_core),
         b"vkQueueSubmit2KHR" => hook!(report::queue_submit2_khr),

@@ -17,6 +17,7 @@ use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 use crate::state::command_buffer::{PushedDescriptor, PushedSet};
 use crate::state::device::PushTemplate;
+use crate::state::DeviceState;
 use ash::vk;
 use std::ffi::c_void;
 
@@ -116,6 +117,30 @@ unsafe fn decode(template: &PushTemplate, data: *const c_void) -> Vec<PushedDesc
     writes
 }
 
+/// Keeps a push with `template` in the shadow state when it is a push
+/// template of the compute or graph bind point; returns its bind point
+/// (`None` for a template the layer does not know).
+///
+/// # Safety
+/// `data` must hold what the template's entries read.
+pub(super) unsafe fn shadow_template_push(
+    state: &DeviceState,
+    cb: vk::CommandBuffer,
+    template: vk::DescriptorUpdateTemplate,
+    layout: vk::PipelineLayout,
+    set: u32,
+    data: *const c_void,
+) -> Option<vk::PipelineBindPoint> {
+    let kept = state.resources.lock().push_templates.get(&template).cloned()?;
+    let point = kept.bind_point;
+    if point == PIPELINE_BIND_POINT_EXECUTION_GRAPH || point == vk::PipelineBindPoint::COMPUTE {
+        // SAFETY: the template's data (caller's contract).
+        let writes = unsafe { decode(&kept, data) };
+        state.with_command_buffer(cb, |s| s.push_set(point, set, PushedSet { layout, writes }));
+    }
+    Some(point)
+}
+
 pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template(
     cb: vk::CommandBuffer,
     template: vk::DescriptorUpdateTemplate,
@@ -126,16 +151,9 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template(
     guard_command("vkCmdPushDescriptorSetWithTemplateKHR", cb, || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let kept = state.resources.lock().push_templates.get(&template).cloned();
-        let bind_point = kept.as_ref().map(|t| t.bind_point);
-        if let Some(t) = kept.filter(|t| {
-            t.bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH || t.bind_point == vk::PipelineBindPoint::COMPUTE
-        }) {
-            // SAFETY: the template's data (the command's valid usage).
-            let writes = unsafe { decode(&t, data) };
-            state.with_command_buffer(cb, |s| s.push_set(t.bind_point, set, PushedSet { layout, writes }));
-        }
-        if bind_point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
+        // SAFETY: the template's data (the command's valid usage).
+        let point = unsafe { shadow_template_push(&state, cb, template, layout, set, data) };
+        if point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
             if let Some(f) = &state.dispatch.push_descriptor {
                 // SAFETY: forwarding.
                 unsafe { (f.cmd_push_descriptor_set_with_template_khr)(cb, template, layout, set, data) }
