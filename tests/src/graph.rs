@@ -480,3 +480,115 @@ fn query_node_index(graph: &TestGraph<'_>, pipeline: vk::Pipeline, name: &str, i
     }
     Ok(out)
 }
+
+/// The hello chain the way an API translator makes it: from a new shader
+/// module, on the caller's `layout`, with `flags`, the application's `cache`
+/// and `p_next` chained to the create info. The caller destroys both handles.
+pub fn raw_hello_chain(
+    dev: &TestDevice<'_>,
+    fns: &GraphFns,
+    layout: vk::PipelineLayout,
+    flags: vk::PipelineCreateFlags,
+    cache: vk::PipelineCache,
+    p_next: *const std::ffi::c_void,
+) -> Result<(vk::Pipeline, vk::ShaderModule)> {
+    let d = &dev.device;
+    let words = spirv_words(HELLO_CHAIN_SPV)?;
+    // SAFETY: valid device and SPIR-V.
+    let module = unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
+        .map_err(Error::vk("vkCreateShaderModule"))?;
+    let names: Vec<std::ffi::CString> =
+        HELLO_CHAIN_STAGES.iter().map(|s| std::ffi::CString::new(s.entry).unwrap_or_default()).collect();
+    let stages: Vec<_> = names
+        .iter()
+        .map(|n| {
+            vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(n)
+        })
+        .collect();
+    let mut info = vk::ExecutionGraphPipelineCreateInfoAMDX::default().flags(flags).stages(&stages).layout(layout);
+    info.p_next = p_next;
+    let mut pipeline = vk::Pipeline::null();
+    // SAFETY: valid create info whose arrays live across the call.
+    let result = unsafe { (fns.create)(d.handle(), cache, 1, &info, std::ptr::null(), &mut pipeline) };
+    if result != vk::Result::SUCCESS {
+        // SAFETY: the module is unused.
+        unsafe { d.destroy_shader_module(module, None) };
+        return Err(Error::vk("vkCreateExecutionGraphPipelinesAMDX")(result));
+    }
+    Ok((pipeline, module))
+}
+
+/// A host dispatch of hello-chain entry records `(grid, record index)` on
+/// `graph`, with its own minSize scratch buffer.
+pub struct RawDispatch {
+    pub graph: vk::Pipeline,
+    scratch: HostBuffer,
+    min: u64,
+    records: Vec<u8>,
+    infos: [vk::DispatchGraphInfoAMDX; 1],
+}
+
+impl RawDispatch {
+    pub fn new(dev: &TestDevice<'_>, fns: &GraphFns, graph: vk::Pipeline, records: &[(u32, u32)]) -> Result<Self> {
+        let mut size = crate::amdx::ExecutionGraphPipelineScratchSize {
+            s_type: vk::StructureType::EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX,
+            p_next: std::ptr::null_mut(),
+            min_size: 0,
+            max_size: 0,
+            size_granularity: 0,
+        };
+        // SAFETY: valid device and graph.
+        let result = unsafe { (fns.scratch_size)(dev.device.handle(), graph, &mut size) };
+        if result != vk::Result::SUCCESS {
+            return Err(Error::vk("vkGetExecutionGraphPipelineScratchSizeAMDX")(result));
+        }
+        let scratch = dev.create_host_buffer(
+            size.min_size,
+            BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+        )?;
+        let node = vk::PipelineShaderStageNodeCreateInfoAMDX::default().name(c"firstNode").index(0);
+        let mut index = 0;
+        // SAFETY: valid device, graph and node info.
+        let result = unsafe { (fns.node_index)(dev.device.handle(), graph, &node, &mut index) };
+        if result != vk::Result::SUCCESS {
+            return Err(Error::vk("vkGetExecutionGraphPipelineNodeIndexAMDX")(result));
+        }
+        let bytes: Vec<u8> = records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect();
+        let infos = [vk::DispatchGraphInfoAMDX {
+            node_index: index,
+            payload_count: records.len() as u32,
+            payloads: vk::DeviceOrHostAddressConstAMDX { host_address: std::ptr::null() },
+            payload_stride: 8,
+        }];
+        Ok(RawDispatch { graph, scratch, min: size.min_size, records: bytes, infos })
+    }
+
+    /// Records scratch initialisation, a barrier and the dispatch into `cb`
+    /// (the graph must be bound, its resources too).
+    pub fn record(&mut self, dev: &TestDevice<'_>, fns: &GraphFns, cb: vk::CommandBuffer) {
+        self.infos[0].payloads = vk::DeviceOrHostAddressConstAMDX { host_address: self.records.as_ptr().cast() };
+        let count = vk::DispatchGraphCountInfoAMDX {
+            count: 1,
+            infos: vk::DeviceOrHostAddressConstAMDX { host_address: self.infos.as_ptr().cast() },
+            stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
+        };
+        let address = self.scratch.address.unwrap_or(0);
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        // SAFETY: recording valid commands; every array lives across the calls.
+        unsafe {
+            (fns.init_scratch)(cb, self.graph, address, self.min);
+            dev.device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            );
+            (fns.dispatch)(cb, address, self.min, &count);
+        }
+    }
+}

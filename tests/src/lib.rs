@@ -16,11 +16,13 @@
 //!
 //! Modules: [`env`] (loader environment, once per process), [`instance`],
 //! [`device`], [`buffer`], [`compute`], [`messages`] (validation messages),
-//! [`amdx`] (revision-2 structs ash lacks), [`error`].
+//! [`amdx`] (revision-2 structs ash lacks), [`descriptor_heap`] (descriptor
+//! buffers), [`error`].
 
 pub mod amdx;
 pub mod buffer;
 pub mod compute;
+pub mod descriptor_heap;
 pub mod device;
 pub mod dxc_models;
 pub mod env;
