@@ -6,9 +6,10 @@
 //! push descriptor is pushed with `vkCmdPushDescriptorSetKHR`, or (issue 13)
 //! with `vkCmdPushDescriptorSetWithTemplateKHR` and a push template created
 //! for the graph bind point, or (modern lane) with maintenance6's
-//! `vkCmdPushDescriptorSetWithTemplate2KHR`. Validation 1.3.239 runs with
-//! handle wrapping off in this file, for the maintenance6 command it does
-//! not know (see `graph_maintenance6.rs`).
+//! `vkCmdPushDescriptorSetWithTemplate2KHR`; or (modern lane) everything
+//! goes through maintenance6's stage-addressed commands for the compute
+//! stage. Validation 1.3.239 runs with handle wrapping off in this file, for
+//! the maintenance6 commands it does not know (see `graph_maintenance6.rs`).
 
 use ash::vk;
 use conformance_tests::amdx::{self, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH};
@@ -23,6 +24,16 @@ enum Push {
     Writes,
     Template,
     Template2,
+    /// maintenance6 all the way: `vkCmdBindDescriptorSets2KHR`,
+    /// `vkCmdPushDescriptorSet2KHR` and `vkCmdPushConstants2KHR` for the
+    /// compute stage.
+    Writes2,
+}
+
+impl Push {
+    fn maintenance6(self) -> bool {
+        matches!(self, Push::Template2 | Push::Writes2)
+    }
 }
 
 #[test]
@@ -40,11 +51,16 @@ fn push_descriptor_templates_through_maintenance6() {
     run(Push::Template2);
 }
 
+#[test]
+fn sets_push_descriptors_and_push_constants_through_maintenance6() {
+    run(Push::Writes2);
+}
+
 fn run(push_mode: Push) {
     env::init_with(&[("VK_LAYER_DISABLES", "VK_VALIDATION_FEATURE_DISABLE_UNIQUE_HANDLES_EXT")]).expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
-    if push_mode == Push::Template2 {
+    if push_mode.maintenance6() {
         let listed = inst.device_extensions(pd).expect("extensions");
         if !listed.iter().any(|(n, _)| n == "VK_KHR_maintenance6") {
             assert!(!env::modern_lane_required(), "the modern lane's driver lacks VK_KHR_maintenance6");
@@ -60,14 +76,14 @@ fn run(push_mode: Push) {
         let mut names = vec![amdx::EXTENSION_NAME.as_ptr(), ash::khr::push_descriptor::NAME.as_ptr()];
         let mut enqueue = amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
         let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
-        if push_mode == Push::Template2 {
+        if push_mode.maintenance6() {
             names.push(ash::khr::maintenance6::NAME.as_ptr());
         }
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .enabled_extension_names(&names)
             .push_next(&mut enqueue);
-        let info = if push_mode == Push::Template2 { info.push_next(&mut m6) } else { info };
+        let info = if push_mode.maintenance6() { info.push_next(&mut m6) } else { info };
         let dev = TestDevice::create(&inst, pd, &info).expect("device with push descriptors");
         let d = &dev.device;
         let fns = GraphFns::load(&dev).expect("graph entry points");
@@ -194,7 +210,16 @@ fn run(push_mode: Push) {
             let template = d.create_descriptor_update_template(&template_info, None).expect("template");
             dev.submit_once(|cb| {
                 d.cmd_bind_pipeline(cb, BIND_POINT, graph);
-                d.cmd_bind_descriptor_sets(cb, BIND_POINT, layout, 0, &[set], &[]);
+                if push_mode == Push::Writes2 {
+                    let sets = [set];
+                    let bind = vk::BindDescriptorSetsInfoKHR::default()
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                        .layout(layout)
+                        .descriptor_sets(&sets);
+                    maintenance6.cmd_bind_descriptor_sets2(cb, &bind);
+                } else {
+                    d.cmd_bind_descriptor_sets(cb, BIND_POINT, layout, 0, &[set], &[]);
+                }
                 match push_mode {
                     Push::Writes => push_descriptor.cmd_push_descriptor_set(cb, BIND_POINT, layout, 1, &[pushed]),
                     Push::Template => push_descriptor.cmd_push_descriptor_set_with_template(
@@ -204,6 +229,15 @@ fn run(push_mode: Push) {
                         1,
                         ssbo_info.as_ptr().cast(),
                     ),
+                    Push::Writes2 => {
+                        let writes = [pushed];
+                        let push_set = vk::PushDescriptorSetInfoKHR::default()
+                            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                            .layout(layout)
+                            .set(1)
+                            .descriptor_writes(&writes);
+                        maintenance6.cmd_push_descriptor_set2(cb, &push_set)
+                    }
                     Push::Template2 => {
                         let push = vk::PushDescriptorSetWithTemplateInfoKHR::default()
                             .descriptor_update_template(template)
@@ -213,7 +247,15 @@ fn run(push_mode: Push) {
                         maintenance6.cmd_push_descriptor_set_with_template2(cb, &push)
                     }
                 }
-                d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                if push_mode == Push::Writes2 {
+                    let constants = vk::PushConstantsInfoKHR::default()
+                        .layout(layout)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                        .values(&push);
+                    maintenance6.cmd_push_constants2(cb, &constants);
+                } else {
+                    d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                }
                 (fns.init_scratch)(cb, graph, address, size.min_size);
                 (fns.dispatch)(cb, address, size.min_size, &count_info);
                 dev.host_read_barrier(cb);
