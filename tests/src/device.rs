@@ -162,6 +162,17 @@ impl<'i> TestDevice<'i> {
     /// [`Self::submit_once`] with a command buffer from `pool`, which the
     /// calling thread must own; the submission itself holds the queue lock.
     pub fn submit_once_in(&self, pool: vk::CommandPool, record: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+        self.submit_once_to(None, pool, record)
+    }
+
+    /// [`Self::submit_once_in`] to `queue` when given (another queue of this
+    /// device, which the calling thread must own), else to [`Self::queue`].
+    pub fn submit_once_to(
+        &self,
+        queue: Option<vk::Queue>,
+        pool: vk::CommandPool,
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<()> {
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
             .level(vk::CommandBufferLevel::PRIMARY)
@@ -169,13 +180,18 @@ impl<'i> TestDevice<'i> {
         // SAFETY: valid device and pool.
         let cb =
             unsafe { self.device.allocate_command_buffers(&alloc) }.map_err(Error::vk("vkAllocateCommandBuffers"))?[0];
-        let result = self.record_and_submit(cb, record);
+        let result = self.record_and_submit(queue, cb, record);
         // SAFETY: the command buffer is idle (waited on) or was never submitted.
         unsafe { self.device.free_command_buffers(pool, &[cb]) };
         result
     }
 
-    fn record_and_submit(&self, cb: vk::CommandBuffer, record: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+    fn record_and_submit(
+        &self,
+        queue: Option<vk::Queue>,
+        cb: vk::CommandBuffer,
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> Result<()> {
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: cb is a fresh primary command buffer of this device.
         unsafe { self.device.begin_command_buffer(cb, &begin) }.map_err(Error::vk("vkBeginCommandBuffer"))?;
@@ -187,10 +203,14 @@ impl<'i> TestDevice<'i> {
             .map_err(Error::vk("vkCreateFence"))?;
         let cbs = [cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        let submitted = {
-            let _queue = self.queue_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            // SAFETY: cb is executable; fence is unsignalled; the queue is ours while locked.
-            unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
+        let submitted = match queue {
+            // SAFETY: cb is executable; fence is unsignalled; the caller owns the queue.
+            Some(queue) => unsafe { self.device.queue_submit(queue, &[submit], fence) },
+            None => {
+                let _queue = self.queue_lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                // SAFETY: as above; the queue is ours while locked.
+                unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
+            }
         };
         let res = submitted.map_err(Error::vk("vkQueueSubmit")).and_then(|()| {
             // SAFETY: the fence was submitted above.
