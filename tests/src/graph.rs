@@ -530,6 +530,20 @@ pub struct RawDispatch {
 
 impl RawDispatch {
     pub fn new(dev: &TestDevice<'_>, fns: &GraphFns, graph: vk::Pipeline, records: &[(u32, u32)]) -> Result<Self> {
+        let bytes: Vec<u8> = records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect();
+        Self::with_records(dev, fns, graph, c"firstNode", bytes, records.len() as u32, 8)
+    }
+
+    /// `count` records of `stride` bytes in `bytes` for node `(node, 0)`.
+    pub fn with_records(
+        dev: &TestDevice<'_>,
+        fns: &GraphFns,
+        graph: vk::Pipeline,
+        node: &CStr,
+        bytes: Vec<u8>,
+        count: u32,
+        stride: u64,
+    ) -> Result<Self> {
         let mut size = crate::amdx::ExecutionGraphPipelineScratchSize {
             s_type: vk::StructureType::EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX,
             p_next: std::ptr::null_mut(),
@@ -546,19 +560,18 @@ impl RawDispatch {
             size.min_size,
             BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
         )?;
-        let node = vk::PipelineShaderStageNodeCreateInfoAMDX::default().name(c"firstNode").index(0);
+        let node = vk::PipelineShaderStageNodeCreateInfoAMDX::default().name(node).index(0);
         let mut index = 0;
         // SAFETY: valid device, graph and node info.
         let result = unsafe { (fns.node_index)(dev.device.handle(), graph, &node, &mut index) };
         if result != vk::Result::SUCCESS {
             return Err(Error::vk("vkGetExecutionGraphPipelineNodeIndexAMDX")(result));
         }
-        let bytes: Vec<u8> = records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect();
         let infos = [vk::DispatchGraphInfoAMDX {
             node_index: index,
-            payload_count: records.len() as u32,
+            payload_count: count,
             payloads: vk::DeviceOrHostAddressConstAMDX { host_address: std::ptr::null() },
-            payload_stride: 8,
+            payload_stride: stride,
         }];
         Ok(RawDispatch { graph, scratch, min: size.min_size, records: bytes, infos })
     }

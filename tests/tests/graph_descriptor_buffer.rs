@@ -21,7 +21,7 @@ use conformance_tests::compute::{scale_add_push, spirv_words};
 use conformance_tests::descriptor_heap::{descriptor_buffer_device, DescriptorHeap};
 use conformance_tests::graph::{raw_hello_chain, GraphFns, RawDispatch, BIND_POINT};
 use conformance_tests::models::hello_chain;
-use conformance_tests::{compute_queue_family, env, InstanceOptions, TestInstance};
+use conformance_tests::{compute_queue_family, env, InstanceOptions, TestDevice, TestInstance};
 
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
 
@@ -134,6 +134,255 @@ fn run(offsets: Offsets) {
             d.destroy_shader_module(compute_module, None);
             d.destroy_pipeline(graph, None);
             d.destroy_shader_module(module, None);
+        }
+    }
+    inst.finish();
+}
+
+const SAMPLING: &[u8] = include_bytes!("../../spirv-lowering/tests/dxc/sampling.spv");
+
+/// The red value of the 1x1 texture `sampleNode` reads.
+const RED: u8 = 200;
+
+/// A 1x1 RGBA8 texture holding ([`RED`], 0, 0, 255), ready to sample, and its view.
+fn red_texel(dev: &TestDevice<'_>) -> (vk::Image, vk::DeviceMemory, vk::ImageView) {
+    let d = &dev.device;
+    let staging = dev.create_host_buffer(4, vk::BufferUsageFlags::TRANSFER_SRC).expect("staging");
+    staging.write_bytes(0, &[RED, 0, 0, 255]).expect("texel");
+    let info = vk::ImageCreateInfo::default()
+        .image_type(vk::ImageType::TYPE_2D)
+        .format(vk::Format::R8G8B8A8_UNORM)
+        .extent(vk::Extent3D { width: 1, height: 1, depth: 1 })
+        .mip_levels(1)
+        .array_layers(1)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .tiling(vk::ImageTiling::OPTIMAL)
+        .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST);
+    let range =
+        vk::ImageSubresourceRange::default().aspect_mask(vk::ImageAspectFlags::COLOR).level_count(1).layer_count(1);
+    // SAFETY: (block) valid device; the caller destroys the objects.
+    unsafe {
+        let image = d.create_image(&info, None).expect("image");
+        let req = d.get_image_memory_requirements(image);
+        let ty = dev.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()).expect("memory type");
+        let memory = d
+            .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+            .expect("memory");
+        d.bind_image_memory(image, memory, 0).expect("bind");
+        dev.submit_once(|cb| {
+            let to_dst = vk::ImageMemoryBarrier::default()
+                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                .image(image)
+                .subresource_range(range);
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &[to_dst],
+            );
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(
+                    vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
+                )
+                .image_extent(vk::Extent3D { width: 1, height: 1, depth: 1 });
+            d.cmd_copy_buffer_to_image(cb, staging.buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
+            let to_read = vk::ImageMemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(vk::AccessFlags::SHADER_READ)
+                .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+                .image(image)
+                .subresource_range(range);
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &[to_read],
+            );
+        })
+        .expect("upload");
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(vk::Format::R8G8B8A8_UNORM)
+            .subresource_range(range);
+        let view = d.create_image_view(&view_info, None).expect("view");
+        (image, memory, view)
+    }
+}
+
+/// `vkCmdBindDescriptorBufferEmbeddedSamplersEXT` at the graph bind point
+/// (or its maintenance6 form for the compute stage): `sampleNode` samples
+/// a texture with the embedded immutable sampler of set 1. Checked on
+/// NVIDIA's driver: lavapipe 25.0.7 crashes in the shader when a compute
+/// dispatch samples through an embedded sampler, also in a plain compute
+/// pipeline without this layer, so the test says so there and passes.
+#[test]
+fn embedded_samplers_reach_the_graph() {
+    for with_maintenance6 in [false, true] {
+        embedded_samplers(with_maintenance6);
+    }
+}
+
+fn embedded_samplers(with_maintenance6: bool) {
+    env::init_with(&[("VK_LAYER_DISABLES", "VK_VALIDATION_FEATURE_DISABLE_UNIQUE_HANDLES_EXT")]).expect("environment");
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("physical device");
+    let family = compute_queue_family(&inst, pd).expect("queue family");
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    // SAFETY: valid physical device and output chain.
+    unsafe { inst.instance.get_physical_device_properties2(pd, &mut p2) };
+    if driver.driver_id == vk::DriverId::MESA_LLVMPIPE {
+        eprintln!("skipped: lavapipe crashes on embedded samplers in compute shaders (without this layer too)");
+        inst.finish();
+        return;
+    }
+    if let Some(dev) = descriptor_buffer_device(&inst, pd, family, with_maintenance6) {
+        let d = &dev.device;
+        let db = ash::ext::descriptor_buffer::Device::new(&inst.instance, d);
+        let m6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
+        let fns = GraphFns::load(&dev).expect("graph entry points");
+        let mut props = vk::PhysicalDeviceDescriptorBufferPropertiesEXT::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut props);
+        // SAFETY: valid physical device and output chain.
+        unsafe { inst.instance.get_physical_device_properties2(pd, &mut p2) };
+        let out = dev
+            .create_host_buffer(64, vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
+            .expect("out");
+        out.write_u32(&[0; 16]).expect("clear");
+        let (image, memory, view) = red_texel(&dev);
+        // SAFETY: (block) valid device; every object is destroyed below.
+        unsafe {
+            let sampler = d.create_sampler(&vk::SamplerCreateInfo::default(), None).expect("sampler");
+            let resources = [
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(0)
+                    .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(1)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE),
+            ];
+            let set0 = d
+                .create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default()
+                        .bindings(&resources)
+                        .flags(vk::DescriptorSetLayoutCreateFlags::DESCRIPTOR_BUFFER_EXT),
+                    None,
+                )
+                .expect("set 0");
+            let samplers = [sampler];
+            let embedded = [vk::DescriptorSetLayoutBinding::default()
+                .binding(0)
+                .descriptor_type(vk::DescriptorType::SAMPLER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                .immutable_samplers(&samplers)];
+            let set1 = d
+                .create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&embedded).flags(
+                        vk::DescriptorSetLayoutCreateFlags::DESCRIPTOR_BUFFER_EXT
+                            | vk::DescriptorSetLayoutCreateFlags::EMBEDDED_IMMUTABLE_SAMPLERS_EXT,
+                    ),
+                    None,
+                )
+                .expect("set 1");
+            let layouts = [set0, set1];
+            let layout = d
+                .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts), None)
+                .expect("layout");
+            let heap = dev
+                .create_host_buffer(
+                    db.get_descriptor_set_layout_size(set0).max(64),
+                    vk::BufferUsageFlags::RESOURCE_DESCRIPTOR_BUFFER_EXT | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                )
+                .expect("heap");
+            let image_info = vk::DescriptorImageInfo::default()
+                .image_view(view)
+                .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+            let mut bytes = vec![0u8; props.sampled_image_descriptor_size];
+            let get = vk::DescriptorGetInfoEXT::default()
+                .ty(vk::DescriptorType::SAMPLED_IMAGE)
+                .data(vk::DescriptorDataEXT { p_sampled_image: &image_info });
+            db.get_descriptor(&get, &mut bytes);
+            heap.write_bytes(db.get_descriptor_set_layout_binding_offset(set0, 0) as usize, &bytes).expect("image");
+            let address = vk::DescriptorAddressInfoEXT::default()
+                .address(out.address.expect("address"))
+                .range(out.size)
+                .format(vk::Format::UNDEFINED);
+            let mut bytes = vec![0u8; props.storage_buffer_descriptor_size];
+            let get = vk::DescriptorGetInfoEXT::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .data(vk::DescriptorDataEXT { p_storage_buffer: &address });
+            db.get_descriptor(&get, &mut bytes);
+            heap.write_bytes(db.get_descriptor_set_layout_binding_offset(set0, 1) as usize, &bytes).expect("buffer");
+
+            let words = spirv_words(SAMPLING).expect("spirv");
+            let module =
+                d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).expect("module");
+            let stages = [vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"sampleNode")];
+            let graph_info = vk::ExecutionGraphPipelineCreateInfoAMDX::default()
+                .flags(vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT)
+                .stages(&stages)
+                .layout(layout);
+            let mut graph = vk::Pipeline::null();
+            let result =
+                (fns.create)(d.handle(), vk::PipelineCache::null(), 1, &graph_info, std::ptr::null(), &mut graph);
+            assert_eq!(result, vk::Result::SUCCESS, "graph creation");
+            let slot = 3u32;
+            let mut dispatch =
+                RawDispatch::with_records(&dev, &fns, graph, c"sampleNode", slot.to_le_bytes().to_vec(), 1, 4)
+                    .expect("dispatch");
+            dev.submit_once(|cb| {
+                let heaps = [vk::DescriptorBufferBindingInfoEXT::default()
+                    .address(heap.address.expect("heap address"))
+                    .usage(vk::BufferUsageFlags::RESOURCE_DESCRIPTOR_BUFFER_EXT)];
+                db.cmd_bind_descriptor_buffers(cb, &heaps);
+                d.cmd_bind_pipeline(cb, BIND_POINT, graph);
+                db.cmd_set_descriptor_buffer_offsets(cb, BIND_POINT, layout, 0, &[0], &[0]);
+                if with_maintenance6 {
+                    let bind = vk::BindDescriptorBufferEmbeddedSamplersInfoEXT::default()
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                        .layout(layout)
+                        .set(1);
+                    m6.cmd_bind_descriptor_buffer_embedded_samplers2(cb, &bind);
+                } else {
+                    db.cmd_bind_descriptor_buffer_embedded_samplers(cb, BIND_POINT, layout, 1);
+                }
+                dispatch.record(&dev, &fns, cb);
+                dev.host_read_barrier(cb);
+            })
+            .expect("submit");
+            assert_eq!(
+                out.read_u32(16).expect("read")[slot as usize],
+                u32::from(RED),
+                "maintenance6: {with_maintenance6}"
+            );
+
+            d.destroy_pipeline(graph, None);
+            d.destroy_shader_module(module, None);
+            d.destroy_pipeline_layout(layout, None);
+            d.destroy_descriptor_set_layout(set1, None);
+            d.destroy_descriptor_set_layout(set0, None);
+            d.destroy_sampler(sampler, None);
+            d.destroy_image_view(view, None);
+            d.destroy_image(image, None);
+            d.free_memory(memory, None);
         }
     }
     inst.finish();
