@@ -5,7 +5,8 @@
 //! 2. `cargo test --workspace` with `EMU_SE_LAYER_LIB` = that library (extra
 //!    arguments are passed to cargo test, e.g. `-- --nocapture`), on Debian
 //!    12's lavapipe (Mesa 22.3, Vulkan 1.3): the old-driver lane.
-//! 3. `cargo test -p conformance-tests` again on Mesa 25's lavapipe (Vulkan
+//! 3. `cargo test -p conformance-tests` and the lowering's GPU-harness tests
+//!    (`spirv-lowering --test execute`) again on Mesa 25's lavapipe (Vulkan
 //!    1.4, `.lanes/mesa25/`, fetched by `.ci/install-deps`): the modern lane.
 //! 4. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
 //!    through `manifests/` on lavapipe must print
@@ -48,6 +49,9 @@ pub fn run(extra: &[String]) -> Result<(), String> {
         .env("EMU_SE_ICD", &modern_icd)
         .env("EMU_SE_LANE", "modern");
     run::status(&mut modern)?;
+    let mut kernels = run::cargo(["test", "-p", "spirv-lowering", "--test", "execute"]);
+    kernels.args(extra).current_dir(&root).env("VK_ICD_FILENAMES", &modern_icd).env("VK_DRIVER_FILES", &modern_icd);
+    run::status(&mut kernels)?;
 
     println!("xtask test: [4/4] release build + vulkaninfo through manifests/");
     run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
