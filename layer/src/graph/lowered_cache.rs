@@ -6,15 +6,15 @@
 //! driver compile (which the application's `VkPipelineCache` serves).
 //!
 //! Keys hold the module's words themselves (compared in full, never by hash
-//! alone). Entries are bounded by [`MAX_BYTES`] of lowered SPIR-V; past it
-//! the least recently used go.
+//! alone). Entries are bounded by [`MAX_BYTES`] of SPIR-V (lowered words and
+//! the module words their keys keep); past it the least recently used go.
 
 use spirv_lowering::{LowerOptions, LoweredNode, NodeShaderInfo, SpecMap};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Lowered words kept per device at most (a lowered node is typically
-/// 5–50 KiB, so thousands of kernels).
+/// SPIR-V bytes kept per device at most (a node module and its lowered
+/// kernel are typically 5–50 KiB each, so thousands of kernels).
 pub const MAX_BYTES: usize = 64 << 20;
 
 /// A module's words and the specialization it was analyzed under.
@@ -45,6 +45,13 @@ pub struct LoweredCache {
     bytes: usize,
     clock: u64,
     pub counts: CacheCounts,
+}
+
+/// Bytes an entry accounts for: its lowered words and the module words its
+/// key keeps alive (counted per entry, so modules shared by several entries
+/// count more than once: the bound errs on the small side).
+fn entry_bytes(words: &[u32], lowered: &LoweredNode) -> usize {
+    (words.len() + lowered.words.len()) * 4
 }
 
 /// `options` with the shader index that kernels not reading it share.
@@ -98,10 +105,10 @@ impl LoweredCache {
     pub fn keep_kernel(&mut self, words: &Arc<[u32]>, options: &LowerOptions, lowered: Arc<LoweredNode>) {
         let options = if lowered.reads_shader_index { options.clone() } else { index_free(options) };
         let used = self.tick();
-        self.bytes += lowered.words.len() * 4;
+        self.bytes += entry_bytes(words, &lowered);
         let key = KernelKey { words: words.clone(), options };
         if let Some(old) = self.kernels.insert(key, Kept { value: lowered, used }) {
-            self.bytes -= old.value.words.len() * 4;
+            self.bytes -= entry_bytes(words, &old.value);
         }
         while self.bytes > MAX_BYTES && self.evict_oldest() {}
     }
@@ -118,7 +125,7 @@ impl LoweredCache {
             return false;
         };
         if let Some(old) = self.kernels.remove(&oldest) {
-            self.bytes -= old.value.words.len() * 4;
+            self.bytes -= entry_bytes(&oldest.words, &old.value);
         }
         let kernels = &self.kernels;
         self.analyses.retain(|(words, _), _| kernels.keys().any(|k| Arc::ptr_eq(&k.words, words) || k.words == *words));
