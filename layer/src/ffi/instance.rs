@@ -250,6 +250,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         support,
         optional,
         has_maintenance5: lists(c"VK_KHR_maintenance5"),
+        creation_feedback: props.api_version.min(instance.api_version) >= vk::API_VERSION_1_3,
         max_push_constants_size: props.limits.max_push_constants_size,
         timestamp_period: props.limits.timestamp_period,
         subgroup_ops: can_query2 && props.api_version >= vk::API_VERSION_1_1 && subgroup_ops(instance, pd),

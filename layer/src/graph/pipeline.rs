@@ -161,7 +161,8 @@ pub(crate) struct Compiled {
 }
 
 /// [`compute_pipeline`], also asking the driver for creation feedback
-/// (Vulkan 1.3 core), so that a graph can answer the application's.
+/// (Vulkan 1.3 core, where the application's version allows it), so that a
+/// graph can answer the application's.
 pub(crate) fn compiled_pipeline(
     device: &DeviceState,
     cache: vk::PipelineCache,
@@ -185,8 +186,11 @@ pub(crate) fn compiled_pipeline(
     }
     let mut feedback = vk::PipelineCreationFeedback::default();
     let mut feedback_info = vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
-    let info =
-        vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout).push_next(&mut feedback_info);
+    let mut info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
+    // Core 1.3: not for an application that asked for an older version.
+    if device.physical.creation_feedback {
+        info = info.push_next(&mut feedback_info);
+    }
     let mut pipeline = vk::Pipeline::null();
     // SAFETY: valid device, cache and create info.
     let result =

@@ -25,6 +25,10 @@ pub(crate) struct PhysicalDeviceState {
     /// Optional features the layer enables when present (see `ffi::device_features`).
     pub optional: OptionalFeatures,
     pub has_maintenance5: bool,
+    /// The device's version as the application sees it is 1.3 or later, so
+    /// the layer may chain `VkPipelineCreationFeedbackCreateInfo` (core 1.3)
+    /// to its own pipelines.
+    pub creation_feedback: bool,
     /// `VkPhysicalDeviceLimits::maxPushConstantsSize`.
     pub max_push_constants_size: u32,
     /// `VkPhysicalDeviceLimits::timestampPeriod` (ns a tick).
