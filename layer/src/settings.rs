@@ -2,21 +2,91 @@
 //! `VK_EXT_layer_settings` values the application chains into
 //! `VkInstanceCreateInfo`, and the logging subscriber they configure.
 //!
-//! | environment variable          | layer setting     | meaning                                   |
-//! |-------------------------------|-------------------|-------------------------------------------|
-//! | `VK_EMU_SE_LOG`               | `log`             | `tracing` filter, default `warn`          |
-//! | `VK_EMU_SE_LOG_FILE`          | `log_file`        | append log lines to this file, not stderr |
-//! | `VK_EMU_SE_FORCE_EMULATION`   | `force_emulation` | emulate even over a native AMDX driver    |
-//! | `VK_EMU_SE_DUMP_SPIRV`        | `dump_spirv`      | write each node's input and lowered SPIR-V to this directory |
-//! | `VK_EMU_SE_PROFILE`           | `profile`         | GPU time per pass of every graph dispatch: `log`, or a file for JSON lines (and the log) |
-//! | `VK_EMU_SE_LABELS`            | `labels`          | debug-utils labels around the layer's passes (default on; `0` turns them off) |
-//! | `VK_EMU_SE_DISABLE`           | (manifest)        | disables the implicit layer (loader)      |
-//! | `VK_EMU_SE_TEST_PANIC`        |                   | debug builds: this hook panics (tests)    |
+//! Every setting is declared once, in [`SETTINGS`]: the environment is read
+//! from it, and tests check the layer manifest's `features.settings` (what
+//! Vulkan Configurator shows) and the README's table against it.
+//! `VK_EMU_SE_DISABLE` (the implicit manifest's `disable_environment`) and
+//! `VK_EMU_SE_TEST_PANIC` (debug builds, panic-guard tests) are not settings.
 
 use std::sync::OnceLock;
 
 /// Name under which `VK_EXT_layer_settings` values are addressed to us.
 pub const LAYER_NAME: &str = "VK_LAYER_EMU_shader_enqueue";
+
+/// The type of a setting, as the layer manifest names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingType {
+    String,
+    Bool,
+}
+
+impl SettingType {
+    /// The manifest's name (`VK_EXT_layer_settings` takes `STRING` or `BOOL32`).
+    pub fn manifest_name(self) -> &'static str {
+        match self {
+            SettingType::String => "STRING",
+            SettingType::Bool => "BOOL",
+        }
+    }
+}
+
+/// One setting: its `VK_EXT_layer_settings` key, environment variable,
+/// type, default (as the manifest writes it) and description.
+#[derive(Clone, Copy, Debug)]
+pub struct SettingSpec {
+    pub key: &'static str,
+    pub env: &'static str,
+    pub ty: SettingType,
+    pub default: &'static str,
+    pub description: &'static str,
+}
+
+/// Every setting of the layer.
+pub const SETTINGS: [SettingSpec; 6] = [
+    SettingSpec {
+        key: "log",
+        env: "VK_EMU_SE_LOG",
+        ty: SettingType::String,
+        default: "warn",
+        description: "tracing filter of the layer's log, e.g. debug or info,shader_enqueue_layer=trace",
+    },
+    SettingSpec {
+        key: "log_file",
+        env: "VK_EMU_SE_LOG_FILE",
+        ty: SettingType::String,
+        default: "",
+        description: "append the log to this file instead of stderr",
+    },
+    SettingSpec {
+        key: "force_emulation",
+        env: "VK_EMU_SE_FORCE_EMULATION",
+        ty: SettingType::Bool,
+        default: "false",
+        description: "emulate VK_AMDX_shader_enqueue even where the driver implements it",
+    },
+    SettingSpec {
+        key: "dump_spirv",
+        env: "VK_EMU_SE_DUMP_SPIRV",
+        ty: SettingType::String,
+        default: "",
+        description: "directory: every node's input and lowered SPIR-V is written there at pipeline creation",
+    },
+    SettingSpec {
+        key: "profile",
+        env: "VK_EMU_SE_PROFILE",
+        ty: SettingType::String,
+        default: "",
+        description:
+            "GPU time of every pass of every graph dispatch: log, or a file that gets one JSON line per dispatch",
+    },
+    SettingSpec {
+        key: "labels",
+        env: "VK_EMU_SE_LABELS",
+        ty: SettingType::Bool,
+        default: "true",
+        description: "debug-utils labels around the layer's passes, naming each pass, level and node",
+    },
+];
 
 /// Settings in force for one instance.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,22 +123,23 @@ impl Settings {
     }
 
     /// Settings from any variable lookup (the environment in production).
+    /// An empty value counts as unset.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
-        Settings {
-            log: lookup("VK_EMU_SE_LOG").filter(|s| !s.is_empty()),
-            log_file: lookup("VK_EMU_SE_LOG_FILE").filter(|s| !s.is_empty()),
-            force_emulation: lookup("VK_EMU_SE_FORCE_EMULATION").is_some_and(|v| parse_bool(&v)),
-            dump_spirv: lookup("VK_EMU_SE_DUMP_SPIRV").filter(|s| !s.is_empty()),
-            profile: lookup("VK_EMU_SE_PROFILE").filter(|s| !s.is_empty()),
-            without_labels: lookup("VK_EMU_SE_LABELS").is_some_and(|v| !v.trim().is_empty() && !parse_bool(&v)),
+        let mut settings = Settings::default();
+        for spec in &SETTINGS {
+            if let Some(value) = lookup(spec.env).filter(|v| !v.trim().is_empty()) {
+                // Every key of the table is one `apply` knows (unit test).
+                let _ = settings.apply(spec.key, SettingValue::String(value));
+            }
         }
+        settings
     }
 
     /// Applies one `VK_EXT_layer_settings` value; unknown keys are reported.
     pub fn apply(&mut self, key: &str, value: SettingValue) -> Result<(), String> {
         match (key, value) {
-            ("log", SettingValue::String(s)) => self.log = Some(s),
-            ("log_file", SettingValue::String(s)) => self.log_file = Some(s),
+            ("log", SettingValue::String(s)) => self.log = Some(s).filter(|s| !s.is_empty()),
+            ("log_file", SettingValue::String(s)) => self.log_file = Some(s).filter(|s| !s.is_empty()),
             ("force_emulation", SettingValue::Bool(b)) => self.force_emulation = b,
             ("force_emulation", SettingValue::String(s)) => self.force_emulation = parse_bool(&s),
             ("dump_spirv", SettingValue::String(s)) => self.dump_spirv = Some(s).filter(|s| !s.is_empty()),
@@ -141,6 +212,65 @@ mod tests {
         assert!(settings.without_labels);
         let off = Settings::from_lookup(|name| (name == "VK_EMU_SE_LABELS").then(|| "0".to_string()));
         assert!(off.without_labels);
+    }
+
+    /// Every setting of the table is read from its variable and accepted
+    /// under its key with its type.
+    #[test]
+    fn the_table_drives_the_environment_and_the_keys() {
+        for spec in &SETTINGS {
+            let value = match spec.ty {
+                SettingType::String => "x",
+                SettingType::Bool => {
+                    if spec.default == "true" {
+                        "0"
+                    } else {
+                        "1"
+                    }
+                }
+            };
+            let from_env = Settings::from_lookup(|name| (name == spec.env).then(|| value.to_string()));
+            assert_ne!(from_env, Settings::default(), "{} is not read", spec.env);
+            let mut applied = Settings::default();
+            let typed = match spec.ty {
+                SettingType::String => SettingValue::String(value.into()),
+                SettingType::Bool => SettingValue::Bool(spec.default != "true"),
+            };
+            applied.apply(spec.key, typed).unwrap_or_else(|e| panic!("{}: {e}", spec.key));
+            assert_eq!(applied, from_env, "{}", spec.key);
+        }
+    }
+
+    /// The layer manifest declares exactly the table's settings in the
+    /// layer-settings format Vulkan Configurator reads.
+    #[test]
+    fn the_manifest_declares_every_setting() {
+        let manifest: serde_json::Value =
+            serde_json::from_str(include_str!("../../manifests/VkLayer_EMU_shader_enqueue.json")).unwrap();
+        let declared = manifest["layer"]["features"]["settings"].as_array().expect("features.settings");
+        assert_eq!(declared.len(), SETTINGS.len());
+        for (d, spec) in declared.iter().zip(&SETTINGS) {
+            assert_eq!(d["key"], spec.key);
+            assert_eq!(d["env"], spec.env);
+            assert_eq!(d["type"], spec.ty.manifest_name());
+            assert_eq!(d["description"], spec.description);
+            assert!(d["label"].as_str().is_some_and(|l| !l.is_empty()), "{}: label", spec.key);
+            match spec.ty {
+                SettingType::Bool => assert_eq!(d["default"], spec.default == "true", "{}", spec.key),
+                SettingType::String => assert_eq!(d["default"], spec.default, "{}", spec.key),
+            }
+        }
+    }
+
+    /// The README's settings table names every variable and key.
+    #[test]
+    fn the_readme_lists_every_setting() {
+        let readme = include_str!("../../README.md");
+        for spec in &SETTINGS {
+            let row = readme.lines().find(|l| l.starts_with(&format!("| `{}`", spec.env)));
+            let row = row.unwrap_or_else(|| panic!("README has no row for {}", spec.env));
+            assert!(row.contains(&format!("`{}`", spec.key)), "README row of {} lacks `{}`", spec.env, spec.key);
+        }
     }
 
     #[test]
