@@ -42,7 +42,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting of the layer.
-pub const SETTINGS: [SettingSpec; 6] = [
+pub const SETTINGS: [SettingSpec; 7] = [
     SettingSpec {
         key: "log",
         env: "VK_EMU_SE_LOG",
@@ -70,6 +70,13 @@ pub const SETTINGS: [SettingSpec; 6] = [
         ty: SettingType::String,
         default: "",
         description: "directory: every node's input and lowered SPIR-V is written there at pipeline creation",
+    },
+    SettingSpec {
+        key: "dump_graph",
+        env: "VK_EMU_SE_DUMP_GRAPH",
+        ty: SettingType::String,
+        default: "",
+        description: "directory: every graph pipeline is described there at creation, as JSON and as Graphviz DOT",
     },
     SettingSpec {
         key: "profile",
@@ -100,6 +107,9 @@ pub struct Settings {
     /// Directory to write every node's input and lowered SPIR-V to, so what
     /// the driver received can be checked with `spirv-val`.
     pub dump_spirv: Option<String>,
+    /// Directory to describe every graph pipeline in (JSON and DOT, see
+    /// `graph::describe`).
+    pub dump_graph: Option<String>,
     /// Profile every graph dispatch (see `graph::profile`): `log` logs each
     /// one (at info level); any other value is a file that gets one JSON
     /// line per dispatch as well.
@@ -143,6 +153,7 @@ impl Settings {
             ("force_emulation", SettingValue::Bool(b)) => self.force_emulation = b,
             ("force_emulation", SettingValue::String(s)) => self.force_emulation = parse_bool(&s),
             ("dump_spirv", SettingValue::String(s)) => self.dump_spirv = Some(s).filter(|s| !s.is_empty()),
+            ("dump_graph", SettingValue::String(s)) => self.dump_graph = Some(s).filter(|s| !s.is_empty()),
             ("profile", SettingValue::String(s)) => self.profile = Some(s).filter(|s| !s.is_empty()),
             ("labels", SettingValue::Bool(b)) => self.without_labels = !b,
             ("labels", SettingValue::String(s)) => self.without_labels = !parse_bool(&s),

@@ -2,12 +2,13 @@
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
 //! objects ([`pipeline`], sharing kernels between stages through [`kernels`]
 //! and across creations through [`lowered_cache`],
-//! with [`dump`] writing node SPIR-V on request), GPU
+//! with [`dump`] writing node SPIR-V and [`describe`] the graph on request), GPU
 //! timestamps per pass ([`profile`], on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`], the host-built first
 //! level in [`entry`] and its data staged in [`staging`]).
 
 pub mod commands;
+pub mod describe;
 pub mod dump;
 pub mod entry;
 pub mod kernels;

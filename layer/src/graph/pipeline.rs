@@ -289,7 +289,8 @@ pub fn create_graph(
     let mut stage_feedback = Vec::with_capacity(stages.len());
     let fixed = FixedLayout::new(&graph);
     let dump_dir = device.instance.settings.dump_spirv.as_deref();
-    let graph_number = dump_dir.map(|_| super::dump::next_graph_number()).unwrap_or(0);
+    let graph_dir = device.instance.settings.dump_graph.as_deref();
+    let graph_number = if dump_dir.is_some() || graph_dir.is_some() { super::dump::next_graph_number() } else { 0 };
     for (slot, (stage, node)) in stages.iter().zip(&graph.nodes).enumerate() {
         let dump = |kind: &str, words: &[u32]| {
             if let Some(dir) = dump_dir {
@@ -343,7 +344,12 @@ pub fn create_graph(
     // Success: the graph owns them now.
     let kernels = kernels.into_pipelines();
     std::mem::forget(layout_guard);
-    Ok(GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset })
+    let created =
+        GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset };
+    if let Some(dir) = graph_dir {
+        super::describe::write(dir, graph_number, &created);
+    }
+    Ok(created)
 }
 
 /// The node layout of a graph under construction, destroyed if creation fails.

@@ -1,0 +1,146 @@
+//! The `dump_graph` setting: for every graph pipeline created, a JSON
+//! description of the linked graph and a Graphviz DOT file of it, so that a
+//! user can see what the layer made of their node shaders.
+//!
+//! Files: `<dir>/graph<N>.json` and `<dir>/graph<N>.dot`, where N is the
+//! graph's number in the process (the same N as `dump_spirv`'s files). The
+//! JSON has the nodes (name, index, launch mode, workgroup size, input record,
+//! outputs and their targets, recursion, input sharing, the levels the node
+//! can run at from the graph's entries), the edges, and the scratch sizes.
+//! A failed write is logged, never an error of pipeline creation.
+
+use super::link::Graph;
+use super::pipeline::GraphPipeline;
+use serde_json::{json, Value};
+use spirv_lowering::abi::NO_NODE;
+use spirv_lowering::{LaunchMode, NodeShaderInfo};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn launch(info: &NodeShaderInfo) -> Value {
+    match &info.launch {
+        LaunchMode::BroadcastStatic { grid } => json!({ "mode": "broadcast", "static_grid": grid }),
+        LaunchMode::BroadcastDynamic { max_grid } => json!({ "mode": "broadcast", "max_grid": max_grid }),
+        LaunchMode::Coalescing { max_payloads } => json!({ "mode": "coalescing", "max_records": max_payloads }),
+        LaunchMode::Thread => json!({ "mode": "thread" }),
+    }
+}
+
+/// For each node slot, the levels it can have records at when the graph is
+/// entered at its API entry nodes.
+fn levels_of(graph: &Graph) -> Vec<Vec<usize>> {
+    let entries: BTreeSet<usize> =
+        graph.nodes.iter().enumerate().filter(|(_, n)| n.decl.info.is_api_entry).map(|(i, _)| i).collect();
+    let mut per_node = vec![Vec::new(); graph.nodes.len()];
+    for (level, nodes) in graph.levels(&entries).iter().enumerate() {
+        for &n in nodes {
+            per_node[n].push(level);
+        }
+    }
+    per_node
+}
+
+/// The JSON description of `graph`.
+pub fn describe(graph: &GraphPipeline) -> Value {
+    let levels = levels_of(&graph.graph);
+    let nodes: Vec<Value> = graph
+        .graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(slot, node)| {
+            let info = &node.decl.info;
+            let outputs: Vec<Value> = info
+                .outputs
+                .iter()
+                .zip(&node.outputs)
+                .map(|(out, linked)| {
+                    let targets: Vec<Value> = linked
+                        .slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &s)| s != NO_NODE)
+                        .map(|(array_index, &s)| json!({ "array_index": array_index, "slot": s }))
+                        .collect();
+                    json!({
+                        "name": out.name,
+                        "base_index": out.base_index,
+                        "array_size": out.array_size,
+                        "sparse": out.sparse,
+                        "max_records": out.max_payloads,
+                        "record_bytes": out.payload_size,
+                        "targets": targets,
+                    })
+                })
+                .collect();
+            json!({
+                "slot": slot,
+                "name": node.decl.name,
+                "index": node.decl.index,
+                "entry_point": info.name,
+                "launch": launch(info),
+                "workgroup_size": info.workgroup_size,
+                "input": info.input.as_ref().map(|i| json!({ "record_bytes": i.size, "stride": i.stride })),
+                "outputs": outputs,
+                "max_recursion": info.max_recursion,
+                "shares_input_with": node.shares_with,
+                "api_entry": info.is_api_entry,
+                "levels": levels[slot],
+            })
+        })
+        .collect();
+    let edges: Vec<Value> = graph
+        .graph
+        .nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(from, node)| {
+            node.decl.info.outputs.iter().zip(&node.outputs).flat_map(move |(out, linked)| {
+                let targets: BTreeSet<u32> = linked.slots.iter().copied().filter(|&s| s != NO_NODE).collect();
+                targets.into_iter().map(move |to| json!({ "from": from, "to": to, "output": out.name }))
+            })
+        })
+        .collect();
+    let (min, max, granularity) = graph.fixed.sizes();
+    json!({
+        "handle": format!("{:?}", graph.handle),
+        "nodes": nodes,
+        "edges": edges,
+        "scratch": { "min_size": min, "max_size": max, "granularity": granularity, "fixed_bytes": graph.fixed.end },
+    })
+}
+
+/// The Graphviz DOT form of `graph`: one box per node (name, index, launch
+/// mode), one arrow per output and target.
+pub fn dot(graph: &GraphPipeline) -> String {
+    let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut text = String::from("digraph execution_graph {\n  rankdir=LR;\n  node [shape=box];\n");
+    for (slot, node) in graph.graph.nodes.iter().enumerate() {
+        let mode = launch(&node.decl.info)["mode"].as_str().unwrap_or("?").to_string();
+        let entry = if node.decl.info.is_api_entry { ", peripheries=2" } else { "" };
+        text += &format!("  n{slot} [label=\"{}[{}]\\n{mode}\"{entry}];\n", quote(&node.decl.name), node.decl.index);
+    }
+    for (from, node) in graph.graph.nodes.iter().enumerate() {
+        for (out, linked) in node.decl.info.outputs.iter().zip(&node.outputs) {
+            let targets: BTreeSet<u32> = linked.slots.iter().copied().filter(|&s| s != NO_NODE).collect();
+            for to in targets {
+                text += &format!("  n{from} -> n{to} [label=\"{}\"];\n", quote(&out.name));
+            }
+        }
+    }
+    text + "}\n"
+}
+
+/// Writes `graph<number>.json` and `graph<number>.dot` into `dir`.
+pub fn write(dir: &str, number: u64, graph: &GraphPipeline) {
+    let json = serde_json::to_string_pretty(&describe(graph)).unwrap_or_default();
+    for (path, text) in [
+        (Path::new(dir).join(format!("graph{number}.json")), json),
+        (Path::new(dir).join(format!("graph{number}.dot")), dot(graph)),
+    ] {
+        match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text)) {
+            Ok(()) => tracing::info!("dump_graph: wrote {}", path.display()),
+            Err(e) => tracing::warn!("dump_graph: cannot write {}: {e}", path.display()),
+        }
+    }
+}
