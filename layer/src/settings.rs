@@ -42,7 +42,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting of the layer.
-pub const SETTINGS: [SettingSpec; 7] = [
+pub const SETTINGS: [SettingSpec; 8] = [
     SettingSpec {
         key: "log",
         env: "VK_EMU_SE_LOG",
@@ -87,6 +87,13 @@ pub const SETTINGS: [SettingSpec; 7] = [
             "GPU time of every pass of every graph dispatch: log, or a file that gets one JSON line per dispatch",
     },
     SettingSpec {
+        key: "statistics",
+        env: "VK_EMU_SE_STATISTICS",
+        ty: SettingType::String,
+        default: "",
+        description: "records and workgroups per node and level, and payload-ring use, of every graph dispatch: log, or a file that gets one JSON line per dispatch",
+    },
+    SettingSpec {
         key: "labels",
         env: "VK_EMU_SE_LABELS",
         ty: SettingType::Bool,
@@ -114,6 +121,10 @@ pub struct Settings {
     /// one (at info level); any other value is a file that gets one JSON
     /// line per dispatch as well.
     pub profile: Option<String>,
+    /// Count every graph dispatch's work per level and node (see
+    /// `graph::statistics`): `log` logs each one, any other value is a file
+    /// that gets one JSON line per dispatch as well.
+    pub statistics: Option<String>,
     /// Record no debug-utils labels around the layer's passes (they are on
     /// by default when the application enabled `VK_EXT_debug_utils`).
     pub without_labels: bool,
@@ -155,6 +166,7 @@ impl Settings {
             ("dump_spirv", SettingValue::String(s)) => self.dump_spirv = Some(s).filter(|s| !s.is_empty()),
             ("dump_graph", SettingValue::String(s)) => self.dump_graph = Some(s).filter(|s| !s.is_empty()),
             ("profile", SettingValue::String(s)) => self.profile = Some(s).filter(|s| !s.is_empty()),
+            ("statistics", SettingValue::String(s)) => self.statistics = Some(s).filter(|s| !s.is_empty()),
             ("labels", SettingValue::Bool(b)) => self.without_labels = !b,
             ("labels", SettingValue::String(s)) => self.without_labels = !parse_bool(&s),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),

@@ -391,7 +391,13 @@ impl DispatchContext {
                 nodes.join(", ")
             })
             .collect();
-        let entry = StatusSlot { slot, graph: self.graph.handle, levels: names.into(), profile: recorded.profile };
+        let entry = StatusSlot {
+            slot,
+            graph: self.graph.handle,
+            levels: names.into(),
+            profile: recorded.profile,
+            statistics: recorded.statistics,
+        };
         self.state.with_command_buffer(cb, |s| s.status_slots.push(entry));
     }
 }

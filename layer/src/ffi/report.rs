@@ -82,6 +82,9 @@ fn report_finished(state: &DeviceState, done: impl Fn(&PendingReport) -> bool) {
         if let Some(profile) = &slot.profile {
             write_profile(state, slot.graph, profile);
         }
+        if let Some(statistics) = &slot.statistics {
+            write_statistics(state, slot.graph, statistics);
+        }
     }
     let problems: Vec<(&StatusSlot, Vec<u32>)> = {
         let status = state.status.lock();
@@ -128,6 +131,22 @@ fn write_profile(state: &DeviceState, graph: vk::Pipeline, profile: &crate::grap
         std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut file| writeln!(file, "{line}"));
     if let Err(e) = written {
         tracing::warn!("profile: cannot append to {path}: {e}");
+    }
+}
+
+/// Logs a finished dispatch's counts (info level) and, when the
+/// `statistics` setting names a file, appends them to it as a JSON line.
+fn write_statistics(state: &DeviceState, graph: vk::Pipeline, statistics: &crate::graph::statistics::Statistics) {
+    use std::io::Write as _;
+    let mut counts = statistics.read();
+    counts["graph"] = serde_json::json!(format!("{graph:?}"));
+    let line = counts.to_string();
+    tracing::info!("statistics: {line}");
+    let Some(path) = state.instance.settings.statistics.as_deref().filter(|p| *p != "log") else { return };
+    let written =
+        std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut file| writeln!(file, "{line}"));
+    if let Err(e) = written {
+        tracing::warn!("statistics: cannot append to {path}: {e}");
     }
 }
 
@@ -343,6 +362,7 @@ mod tests {
             graph: vk::Pipeline::null(),
             levels: vec!["\"a\"[0]".to_string(), "\"b\"[0]".to_string()].into(),
             profile: None,
+            statistics: None,
         };
         assert_eq!(locate(&slot, &[0, 1, 1, 0, 1]), "at level 0, which ran \"a\"[0]");
         assert_eq!(locate(&slot, &[0, 0, 0, 0, 1]), "at level 1, which ran \"b\"[0]", "final word: last level");

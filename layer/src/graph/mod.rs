@@ -3,7 +3,8 @@
 //! objects ([`pipeline`], sharing kernels between stages through [`kernels`]
 //! and across creations through [`lowered_cache`],
 //! with [`dump`] writing node SPIR-V and [`describe`] the graph on request), GPU
-//! timestamps per pass ([`profile`], on request), and the recording of graph dispatches
+//! timestamps per pass ([`profile`], on request), counts per level and node
+//! ([`statistics`], on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`], the host-built first
 //! level in [`entry`] and its data staged in [`staging`]).
 
@@ -19,3 +20,4 @@ pub mod profile;
 pub mod record;
 pub mod scratch;
 pub mod staging;
+pub mod statistics;

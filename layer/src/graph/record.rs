@@ -17,6 +17,7 @@ use super::entry::{entry_level, EntryLevel};
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
 use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, FIRST_TAG, STATUS_WORDS};
+use super::statistics::{self, Statistics};
 use crate::state::command_buffer::CommandBufferState;
 use crate::state::DeviceState;
 use ash::vk;
@@ -117,6 +118,8 @@ struct Dispatch<'a> {
     dynamic: DynamicLayout,
     /// Where the final status goes for the host: (buffer, slot).
     status: Option<(vk::Buffer, u32)>,
+    /// Where the per-level counts go, when the `statistics` setting is on.
+    stats: Option<(vk::Buffer, Statistics)>,
 }
 
 impl Dispatch<'_> {
@@ -299,6 +302,7 @@ impl Dispatch<'_> {
     /// workgroup has set up the next level by then).
     fn run_levels(&self, levels: &[BTreeSet<usize>]) {
         let (base, r, graph) = (self.base(), &self.r, self.graph);
+        self.copy_counts(None, levels.first().map(|l| (0, l)));
         for (d, level) in levels.iter().enumerate() {
             r.label(
                 || format!("level {d}"),
@@ -331,11 +335,60 @@ impl Dispatch<'_> {
                         );
                     }
                     r.level_barrier(Some(d));
+                    self.copy_counts(Some(d), levels.get(d + 1).map(|l| (d + 1, l)));
                 },
             );
         }
         self.copy_status();
         restore_compute_state(r, self.cb_state);
+    }
+
+    /// With the `statistics` setting, copies for the host (see
+    /// `statistics`): the ring use of level `after` (which has just run) and
+    /// the workgroup and record counts of each node of level `next` (about to
+    /// run: its arguments are final, and the last level's finisher zeroes
+    /// them once it has run).
+    fn copy_counts(&self, after: Option<usize>, next: Option<(usize, &BTreeSet<usize>)>) {
+        let Some((buffer, stats)) = &self.stats else { return };
+        let r = &self.r;
+        let mut regions = Vec::new();
+        if let Some(d) = after {
+            regions.push(vk::BufferCopy {
+                src_offset: r.target.offset + self.graph.fixed.context + statistics::CONTEXT_OFFSET,
+                dst_offset: statistics::level_offset(&stats.levels, d),
+                size: statistics::LEVEL_HEADER,
+            });
+        }
+        if let Some((d, level)) = next {
+            let at = statistics::level_offset(&stats.levels, d) + statistics::LEVEL_HEADER;
+            regions.extend(level.iter().enumerate().map(|(i, &slot)| vk::BufferCopy {
+                src_offset: r.target.offset + self.dispatch_offset(d % 2, slot) + statistics::DISPATCH_OFFSET,
+                dst_offset: at + statistics::NODE_COUNTS * i as u64,
+                size: statistics::NODE_COUNTS,
+            }));
+        }
+        if regions.is_empty() {
+            return;
+        }
+        r.barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_READ,
+        );
+        r.pass(
+            || Pass::new("statistics", after),
+            // SAFETY: recording; every range lies inside its buffer.
+            || unsafe {
+                (r.fp().cmd_copy_buffer)(r.cb, r.target.buffer, *buffer, regions.len() as u32, regions.as_ptr())
+            },
+        );
+        r.barrier(
+            vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::HOST,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::HOST_READ,
+        );
     }
 
     /// Copies the dispatch's status words (after the inputs, after each
@@ -394,11 +447,27 @@ pub struct DispatchArgs<'a> {
 }
 
 impl<'a> DispatchArgs<'a> {
-    fn begin(&self, profile: Option<&'a Recording>) -> Result<Dispatch<'a>, RecordError> {
+    fn begin(&self, profile: Option<&'a Recording>, levels: &[BTreeSet<usize>]) -> Result<Dispatch<'a>, RecordError> {
         let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
         let dynamic = layout_for(graph, &target)?;
         let r = Recorder { device, cb, target, profile };
-        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status })
+        let stats = self.statistics(levels);
+        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats })
+    }
+
+    /// Memory for the per-level counts of a dispatch running `levels`, when
+    /// the `statistics` setting is on (and the dispatch has a status slot,
+    /// which is how the host finds out that it finished).
+    fn statistics(&self, levels: &[BTreeSet<usize>]) -> Option<(vk::Buffer, Statistics)> {
+        self.device.instance.settings.statistics.as_ref()?;
+        self.status?;
+        let named: Vec<Vec<(String, u32)>> = levels
+            .iter()
+            .map(|l| l.iter().map(|&n| (self.graph.nodes[n].name.clone(), self.graph.nodes[n].index)).collect())
+            .collect();
+        let bytes = statistics::bytes(named.iter().map(Vec::len));
+        let (buffer, host) = self.device.staging.lock().reserve(self.device, self.cb, bytes)?;
+        Some((buffer, Statistics { host: host as usize, levels: named }))
     }
 
     /// Timestamps for a dispatch running `levels`, when the `profile`
@@ -417,6 +486,8 @@ pub struct Recorded {
     pub levels: Vec<BTreeSet<usize>>,
     /// Its timestamps, when profiled.
     pub profile: Option<profile::Slot>,
+    /// Its per-level counts, with the `statistics` setting.
+    pub statistics: Option<Statistics>,
 }
 
 /// `vkCmdDispatchGraphAMDX` with host payloads.
@@ -427,7 +498,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput]) -> Result<Record
     let entry_slots: BTreeSet<usize> = entry.dispatches.keys().copied().collect();
     let levels = graph.graph.levels(&entry_slots);
     let recording = args.profile(&levels);
-    let run = args.begin(recording.as_ref())?;
+    let run = args.begin(recording.as_ref(), &levels)?;
     run.r.label(
         || format!("dispatch graph {:?}", graph.handle),
         || {
@@ -438,7 +509,8 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput]) -> Result<Record
             run.run_levels(&levels);
         },
     );
-    Ok(Recorded { levels, profile: recording.map(Recording::finish) })
+    let statistics = run.stats.map(|(_, s)| s);
+    Ok(Recorded { levels, profile: recording.map(Recording::finish), statistics })
 }
 
 /// `vkCmdDispatchGraphIndirectAMDX` / `vkCmdDispatchGraphIndirectCountAMDX`:
@@ -452,7 +524,7 @@ pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Res
         (0..graph.graph.nodes.len()).filter(|&n| graph.graph.nodes[n].decl.info.is_api_entry).collect();
     let levels = graph.graph.levels(&entries);
     let recording = args.profile(&levels);
-    let run = args.begin(recording.as_ref())?;
+    let run = args.begin(recording.as_ref(), &levels)?;
     run.r.label(
         || format!("dispatch graph {:?} (indirect)", graph.handle),
         || {
@@ -463,5 +535,6 @@ pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Res
             run.run_levels(&levels);
         },
     );
-    Ok(Recorded { levels, profile: recording.map(Recording::finish) })
+    let statistics = run.stats.map(|(_, s)| s);
+    Ok(Recorded { levels, profile: recording.map(Recording::finish), statistics })
 }

@@ -51,7 +51,7 @@ impl StagingPool {
             None => MappedBuffer::create(
                 device,
                 total.max(MIN_BLOCK).next_power_of_two(),
-                vk::BufferUsageFlags::TRANSFER_SRC,
+                vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
             )
             .map_err(|e| tracing::warn!("staging memory unavailable ({e:?}): host records go inline"))
             .ok()?,
@@ -63,6 +63,29 @@ impl StagingPool {
         let buffer = block.buffer;
         self.held.entry(cb).or_default().push(block);
         Some((buffer, offsets))
+    }
+
+    /// A block of at least `bytes` that `cb` holds from now on, for the GPU
+    /// to write and the host to read (statistics): its buffer and mapping.
+    pub(crate) fn reserve(
+        &mut self,
+        device: &DeviceState,
+        cb: vk::CommandBuffer,
+        bytes: u64,
+    ) -> Option<(vk::Buffer, *mut u8)> {
+        let block = match self.free.iter().position(|b| b.size >= bytes) {
+            Some(i) => self.free.swap_remove(i),
+            None => MappedBuffer::create(
+                device,
+                bytes.max(MIN_BLOCK).next_power_of_two(),
+                vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+            )
+            .map_err(|e| tracing::warn!("statistics memory unavailable ({e:?}): this dispatch is not counted"))
+            .ok()?,
+        };
+        let found = (block.buffer, block.ptr());
+        self.held.entry(cb).or_default().push(block);
+        Some(found)
     }
 
     /// `cb` no longer needs its blocks (reset, begun again or freed).

@@ -127,6 +127,8 @@ pub(crate) struct StatusSlot {
     pub levels: std::sync::Arc<[String]>,
     /// Its timestamps, when the `profile` setting is on.
     pub profile: Option<crate::graph::profile::Slot>,
+    /// Its counts per level and node, when the `statistics` setting is on.
+    pub statistics: Option<crate::graph::statistics::Statistics>,
 }
 
 impl CommandBufferState {

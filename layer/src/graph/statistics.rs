@@ -1,0 +1,94 @@
+//! The `statistics` setting: what every graph dispatch did, counted on the
+//! GPU and read back at the next host synchronisation point that proves it
+//! finished (with the dispatch's status, see `ffi::report`).
+//!
+//! The recorder copies, into host-visible memory the command buffer holds
+//! (a staging block): before each level, each of its nodes' `NodeDispatch`
+//! workgroup and record counts (8 bytes each; final by then, and zeroed by
+//! the last level's finisher afterwards); after each level, its payload-ring
+//! use (`GraphContext::ring_top`, `ring_capacity`, `node_count`: 16 bytes;
+//! a level's records go to the ring half of its parity). Both copies of one
+//! level boundary are one `vkCmdCopyBuffer`. Off, nothing is recorded; on,
+//! each level costs a copy and two barriers. Each dispatch becomes one log line (info) and,
+//! when the setting names a file, one JSON line there.
+
+use serde_json::{json, Value};
+use spirv_lowering::abi::{GraphContext, NodeDispatch};
+use std::mem::offset_of;
+
+/// Bytes copied per level before its nodes' counts: `ring_top`,
+/// `ring_capacity` and `node_count` of the `GraphContext`.
+pub const LEVEL_HEADER: u64 = 16;
+/// Bytes copied per node: `workgroup_count` and `record_count`.
+pub const NODE_COUNTS: u64 = 8;
+
+/// Where in the `GraphContext` the level header is copied from.
+pub const CONTEXT_OFFSET: u64 = offset_of!(GraphContext, ring_top) as u64;
+/// Where in a `NodeDispatch` the node counts are copied from.
+pub const DISPATCH_OFFSET: u64 = offset_of!(NodeDispatch, workgroup_count) as u64;
+
+const _: () = assert!(offset_of!(GraphContext, ring_capacity) as u64 == CONTEXT_OFFSET + 8);
+const _: () = assert!(offset_of!(GraphContext, node_count) as u64 == CONTEXT_OFFSET + 12);
+const _: () = assert!(offset_of!(NodeDispatch, record_count) as u64 == DISPATCH_OFFSET + 4);
+
+/// The statistics a recorded dispatch will leave, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statistics {
+    /// Host address of the copies (a mapped staging block the command
+    /// buffer holds until it is reset, begun again or freed).
+    pub host: usize,
+    /// Per level, the nodes dispatched, as (name, index), in copy order.
+    pub levels: Vec<Vec<(String, u32)>>,
+}
+
+/// Bytes of the copies of a dispatch with levels of these sizes.
+pub fn bytes(level_sizes: impl Iterator<Item = usize>) -> u64 {
+    level_sizes.map(|n| LEVEL_HEADER + NODE_COUNTS * n as u64).sum()
+}
+
+/// Byte offset of level `d`'s copies.
+pub fn level_offset(levels: &[Vec<(String, u32)>], d: usize) -> u64 {
+    bytes(levels.iter().take(d).map(Vec::len))
+}
+
+impl Statistics {
+    fn word(&self, offset: u64) -> u32 {
+        // SAFETY: the offset lies inside the block reserved for these
+        // statistics (`bytes`), mapped for the device's lifetime; the
+        // submission that wrote it has finished.
+        unsafe { ((self.host + offset as usize) as *const u32).read_volatile() }
+    }
+
+    /// The dispatch as JSON: per level, the ring bytes its records took
+    /// against the ring's capacity, and records and workgroups per node.
+    pub fn read(&self) -> Value {
+        let mut high_water = 0u32;
+        let mut capacity = 0u32;
+        let levels: Vec<Value> = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(d, nodes)| {
+                let at = level_offset(&self.levels, d);
+                let ring_bytes = self.word(at + 4 * (d as u64 % 2));
+                capacity = self.word(at + 8);
+                high_water = high_water.max(ring_bytes);
+                let nodes: Vec<Value> = nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, index))| {
+                        let counts = at + LEVEL_HEADER + NODE_COUNTS * i as u64;
+                        json!({
+                            "node": name,
+                            "index": index,
+                            "workgroups": self.word(counts),
+                            "records": self.word(counts + 4),
+                        })
+                    })
+                    .collect();
+                json!({ "level": d, "ring_bytes": ring_bytes, "nodes": nodes })
+            })
+            .collect();
+        json!({ "levels": levels, "ring_high_water": high_water, "ring_capacity": capacity })
+    }
+}
