@@ -10,11 +10,15 @@
 //!    the same command buffer each time), timing submit+wait on the host and
 //!    the graph dispatch on the GPU (timestamp queries, when the queue has
 //!    them), and reads back the storage buffer;
-//! 5. checks every run against a CPU model and prints a table.
+//! 5. checks every run against a CPU model and prints a table;
+//! 6. with `--png PATH`, runs the Mandelbrot refinement graph
+//!    ([`demo::refine`]) once, checks its image against the CPU model pixel
+//!    by pixel and writes it as a PNG ([`demo::picture`]).
 //!
 //! Exits non-zero when no device offers the extension (so `cargo xtask demo`
 //! falls back to lavapipe), on any error, and on a mismatch.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -23,7 +27,7 @@ use demo::amdx::{self, Features, Properties};
 use demo::gpu::Gpu;
 use demo::graph::Graph;
 use demo::timer::Timer;
-use demo::{hello, vkutil};
+use demo::{hello, picture, vkutil};
 
 /// How a run ended.
 enum Outcome {
@@ -33,14 +37,14 @@ enum Outcome {
 }
 
 fn main() -> ExitCode {
-    let runs = match parse_runs() {
-        Ok(runs) => runs,
+    let (runs, png) = match parse_args() {
+        Ok(args) => args,
         Err(e) => {
-            eprintln!("demo: {e} (usage: demo [--runs N])");
+            eprintln!("demo: {e} (usage: demo [--runs N] [--png PATH])");
             return ExitCode::from(2);
         }
     };
-    match run(runs) {
+    match run(runs, png.as_deref()) {
         Ok(Outcome::Verified) => ExitCode::SUCCESS,
         Ok(Outcome::Mismatch) => {
             eprintln!("demo: the graph's result differs from the CPU model");
@@ -57,25 +61,30 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--runs N` (N >= 1), default 3.
-fn parse_runs() -> Result<u32, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [] => Ok(3),
-        [flag, n] if flag == "--runs" => match n.parse() {
-            Ok(runs) if runs >= 1 => Ok(runs),
-            _ => Err(format!("--runs needs a number >= 1, not {n:?}")),
-        },
-        other => Err(format!("unexpected arguments {other:?}")),
+/// `--runs N` (N >= 1, default 3) and `--png PATH`.
+fn parse_args() -> Result<(u32, Option<PathBuf>), String> {
+    let mut runs = 3;
+    let mut png = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => {
+                let n = args.next().ok_or("--runs needs a number")?;
+                runs = n.parse().ok().filter(|&r| r >= 1).ok_or(format!("--runs needs a number >= 1, not {n:?}"))?;
+            }
+            "--png" => png = Some(PathBuf::from(args.next().ok_or("--png needs a path")?)),
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
     }
+    Ok((runs, png))
 }
 
-fn run(runs: u32) -> Result<Outcome, String> {
+fn run(runs: u32, png: Option<&Path>) -> Result<Outcome, String> {
     let entry = ash::Entry::linked();
     let instance = vkutil::create_instance(&entry, &[demo::LAYER_NAME])?;
     println!("instance: Vulkan 1.3, layer {}", demo::LAYER_NAME.to_string_lossy());
     let result = pick_device(&instance).and_then(|pd| match pd {
-        Some(pd) => run_graph(&instance, pd, runs),
+        Some(pd) => run_graph(&instance, pd, runs, png),
         None => Ok(Outcome::NoDevice),
     });
     // SAFETY: everything created from the instance was dropped in run_graph.
@@ -162,8 +171,14 @@ fn print_limits(p: &Properties) {
     );
 }
 
-/// Creates, dispatches, times and checks the hello chain on `pd`.
-fn run_graph(instance: &ash::Instance, pd: vk::PhysicalDevice, runs: u32) -> Result<Outcome, String> {
+/// Creates, dispatches, times and checks the hello chain on `pd`; then
+/// renders the picture when asked.
+fn run_graph(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    runs: u32,
+    png: Option<&Path>,
+) -> Result<Outcome, String> {
     let (name, _, _) = vkutil::describe(instance, pd);
     println!("\nrunning the D3D12HelloWorkGraphs graph on {name}");
     let gpu = Gpu::new(instance, pd)?;
@@ -191,7 +206,22 @@ fn run_graph(instance: &ash::Instance, pd: vk::PhysicalDevice, runs: u32) -> Res
     let cb = record(&gpu, &graph, &scratch, timer.as_ref(), entry, &records)?;
     println!("dispatch: {} entry records into firstNode, grids {:?}", hello::GRIDS.len(), hello::GRIDS);
     println!("{}", hello::workload(&hello::GRIDS));
-    run_times(&gpu, cb, &uav, timer.as_ref(), runs)
+    let outcome = run_times(&gpu, cb, &uav, timer.as_ref(), runs)?;
+    match (png, &outcome) {
+        (Some(path), Outcome::Verified) => {
+            let n = picture::SIZE;
+            println!("\npicture: the Mandelbrot refinement graph (tile -> tile (recursive) / fill / leaf), {n} x {n}");
+            let start = Instant::now();
+            let leaves = picture::render(&gpu, path)?;
+            println!(
+                "picture: every pixel matches the CPU model ({leaves} 2x2 leaves shaded), {:.0} ms; wrote {}",
+                start.elapsed().as_secs_f64() * 1e3,
+                path.display()
+            );
+            Ok(outcome)
+        }
+        _ => Ok(outcome),
+    }
 }
 
 /// Records scratch initialisation and the timed graph dispatch into a new
