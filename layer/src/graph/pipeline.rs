@@ -409,42 +409,13 @@ impl MetaPipelines {
         };
         let cache = vk::PipelineCache::null();
         let result = (|| {
-            made.plan = compute_pipeline(
-                device,
-                cache,
-                vk::PipelineCreateFlags::empty(),
-                &meta_shaders::PLAN,
-                c"main",
-                layout,
-                None,
-            )?;
-            made.gridscan = compute_pipeline(
-                device,
-                cache,
-                vk::PipelineCreateFlags::empty(),
-                &meta_shaders::GRIDSCAN,
-                c"main",
-                layout,
-                None,
-            )?;
-            made.entry_rank = compute_pipeline(
-                device,
-                cache,
-                vk::PipelineCreateFlags::empty(),
-                &meta_shaders::ENTRY_RANK,
-                c"main",
-                layout,
-                None,
-            )?;
-            made.entry_records = compute_pipeline(
-                device,
-                cache,
-                vk::PipelineCreateFlags::empty(),
-                &meta_shaders::ENTRY_RECORDS,
-                c"main",
-                layout,
-                None,
-            )?;
+            let meta = |words: &[u32]| {
+                compute_pipeline(device, cache, vk::PipelineCreateFlags::empty(), words, c"main", layout, None)
+            };
+            made.plan = meta(&meta_shaders::PLAN)?;
+            made.gridscan = meta(&meta_shaders::GRIDSCAN)?;
+            made.entry_rank = meta(&meta_shaders::ENTRY_RANK)?;
+            made.entry_records = meta(&meta_shaders::ENTRY_RECORDS)?;
             Ok(())
         })();
         match result {
