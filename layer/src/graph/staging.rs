@@ -46,16 +46,10 @@ impl StagingPool {
             offsets.push(total);
             total = (total + part.len() as u64).next_multiple_of(16);
         }
-        let block = match self.free.iter().position(|b| b.size >= total) {
-            Some(i) => self.free.swap_remove(i),
-            None => MappedBuffer::create(
-                device,
-                total.max(MIN_BLOCK).next_power_of_two(),
-                vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
-            )
+        let block = self
+            .take(device, total)
             .map_err(|e| tracing::warn!("staging memory unavailable ({e:?}): host records go inline"))
-            .ok()?,
-        };
+            .ok()?;
         for (part, &offset) in parts.iter().zip(&offsets) {
             // SAFETY: `offset + part.len() <= total <= block.size`, inside the mapping.
             unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), block.ptr().add(offset as usize), part.len()) };
@@ -73,19 +67,26 @@ impl StagingPool {
         cb: vk::CommandBuffer,
         bytes: u64,
     ) -> Option<(vk::Buffer, *mut u8)> {
-        let block = match self.free.iter().position(|b| b.size >= bytes) {
-            Some(i) => self.free.swap_remove(i),
+        let block = self
+            .take(device, bytes)
+            .map_err(|e| tracing::warn!("statistics memory unavailable ({e:?}): this dispatch is not counted"))
+            .ok()?;
+        let found = (block.buffer, block.ptr());
+        self.held.entry(cb).or_default().push(block);
+        Some(found)
+    }
+
+    /// A free block of at least `bytes`, or a new one (blocks are powers of
+    /// two, written by the host or by transfers).
+    fn take(&mut self, device: &DeviceState, bytes: u64) -> Result<MappedBuffer, vk::Result> {
+        match self.free.iter().position(|b| b.size >= bytes) {
+            Some(i) => Ok(self.free.swap_remove(i)),
             None => MappedBuffer::create(
                 device,
                 bytes.max(MIN_BLOCK).next_power_of_two(),
                 vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
-            )
-            .map_err(|e| tracing::warn!("statistics memory unavailable ({e:?}): this dispatch is not counted"))
-            .ok()?,
-        };
-        let found = (block.buffer, block.ptr());
-        self.held.entry(cb).or_default().push(block);
-        Some(found)
+            ),
+        }
     }
 
     /// `cb` no longer needs its blocks (reset, begun again or freed).
