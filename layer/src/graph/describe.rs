@@ -9,7 +9,7 @@
 //! can run at from the graph's entries), the edges, and the scratch sizes.
 //! A failed write is logged, never an error of pipeline creation.
 
-use super::link::Graph;
+use super::link::{Graph, LinkedOutput};
 use super::pipeline::GraphPipeline;
 use serde_json::{json, Value};
 use spirv_lowering::abi::NO_NODE;
@@ -17,13 +17,28 @@ use spirv_lowering::{LaunchMode, NodeShaderInfo};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-fn launch(info: &NodeShaderInfo) -> Value {
-    match &info.launch {
-        LaunchMode::BroadcastStatic { grid } => json!({ "mode": "broadcast", "static_grid": grid }),
-        LaunchMode::BroadcastDynamic { max_grid } => json!({ "mode": "broadcast", "max_grid": max_grid }),
-        LaunchMode::Coalescing { max_payloads } => json!({ "mode": "coalescing", "max_records": max_payloads }),
-        LaunchMode::Thread => json!({ "mode": "thread" }),
+/// The launch mode's name, as HLSL's `NodeLaunch` spells it.
+fn mode(launch: &LaunchMode) -> &'static str {
+    match launch {
+        LaunchMode::BroadcastStatic { .. } | LaunchMode::BroadcastDynamic { .. } => "broadcast",
+        LaunchMode::Coalescing { .. } => "coalescing",
+        LaunchMode::Thread => "thread",
     }
+}
+
+fn launch(info: &NodeShaderInfo) -> Value {
+    let mode = mode(&info.launch);
+    match &info.launch {
+        LaunchMode::BroadcastStatic { grid } => json!({ "mode": mode, "static_grid": grid }),
+        LaunchMode::BroadcastDynamic { max_grid } => json!({ "mode": mode, "max_grid": max_grid }),
+        LaunchMode::Coalescing { max_payloads } => json!({ "mode": mode, "max_records": max_payloads }),
+        LaunchMode::Thread => json!({ "mode": mode }),
+    }
+}
+
+/// The node slots an output reaches (each once).
+fn targets(linked: &LinkedOutput) -> BTreeSet<u32> {
+    linked.slots.iter().copied().filter(|&s| s != NO_NODE).collect()
 }
 
 /// For each node slot, the levels it can have records at when the graph is
@@ -96,8 +111,7 @@ pub fn describe(graph: &GraphPipeline) -> Value {
         .enumerate()
         .flat_map(|(from, node)| {
             node.decl.info.outputs.iter().zip(&node.outputs).flat_map(move |(out, linked)| {
-                let targets: BTreeSet<u32> = linked.slots.iter().copied().filter(|&s| s != NO_NODE).collect();
-                targets.into_iter().map(move |to| json!({ "from": from, "to": to, "output": out.name }))
+                targets(linked).into_iter().map(move |to| json!({ "from": from, "to": to, "output": out.name }))
             })
         })
         .collect();
@@ -116,14 +130,13 @@ pub fn dot(graph: &GraphPipeline) -> String {
     let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
     let mut text = String::from("digraph execution_graph {\n  rankdir=LR;\n  node [shape=box];\n");
     for (slot, node) in graph.graph.nodes.iter().enumerate() {
-        let mode = launch(&node.decl.info)["mode"].as_str().unwrap_or("?").to_string();
+        let mode = mode(&node.decl.info.launch);
         let entry = if node.decl.info.is_api_entry { ", peripheries=2" } else { "" };
         text += &format!("  n{slot} [label=\"{}[{}]\\n{mode}\"{entry}];\n", quote(&node.decl.name), node.decl.index);
     }
     for (from, node) in graph.graph.nodes.iter().enumerate() {
         for (out, linked) in node.decl.info.outputs.iter().zip(&node.outputs) {
-            let targets: BTreeSet<u32> = linked.slots.iter().copied().filter(|&s| s != NO_NODE).collect();
-            for to in targets {
+            for to in targets(linked) {
                 text += &format!("  n{from} -> n{to} [label=\"{}\"];\n", quote(&out.name));
             }
         }
