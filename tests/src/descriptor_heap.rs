@@ -1,66 +1,15 @@
 //! Descriptor buffers (`VK_EXT_descriptor_buffer`) for the tests of the
-//! translators' binding model: a device with the extension, and a heap of
-//! sets of one storage buffer each (binding 0), laid out one after the other
-//! in a host-visible descriptor buffer, with the set layout and a pipeline
-//! layout for them.
-
-use std::ffi::CStr;
+//! translators' binding model: a heap of sets of one storage buffer each
+//! (binding 0), laid out one after the other in a host-visible descriptor
+//! buffer, with the set layout and a pipeline layout for them. The device
+//! comes from `TestDevice::with_amdx_extras`.
 
 use ash::vk;
 
-use crate::amdx::{self, PhysicalDeviceShaderEnqueueFeatures};
 use crate::buffer::HostBuffer;
-use crate::device::{queue_info, Owned, TestDevice};
+use crate::device::{Owned, TestDevice};
 use crate::error::{Error, Result};
 use crate::instance::TestInstance;
-
-/// `VK_EXT_descriptor_buffer`.
-pub const DESCRIPTOR_BUFFER: &CStr = c"VK_EXT_descriptor_buffer";
-/// `VK_KHR_maintenance6`.
-pub const MAINTENANCE6: &CStr = c"VK_KHR_maintenance6";
-
-/// What validation 1.3.239 says of `VkPhysicalDeviceMaintenance6FeaturesKHR`,
-/// which it does not know.
-pub const MAINTENANCE6_UNKNOWN_TO_VALIDATION: &str = "unknown VkStructureType (1000545000)";
-
-/// A device with `VK_AMDX_shader_enqueue`, descriptor buffers and
-/// `bufferDeviceAddress` on queue `family` (with maintenance6 too when
-/// `maintenance6`). `None`, with a line saying so, when the driver lacks an
-/// extension (Mesa 22.3); under `EMU_SE_LANE=modern` that is a failure.
-pub fn descriptor_buffer_device<'i>(
-    inst: &'i TestInstance,
-    pd: vk::PhysicalDevice,
-    family: u32,
-    maintenance6: bool,
-) -> Option<TestDevice<'i>> {
-    let wanted: &[&CStr] = if maintenance6 { &[DESCRIPTOR_BUFFER, MAINTENANCE6] } else { &[DESCRIPTOR_BUFFER] };
-    let listed = inst.device_extensions(pd).expect("extensions");
-    for ext in wanted {
-        if !listed.iter().any(|(n, _)| n.as_bytes() == ext.to_bytes()) {
-            assert!(!crate::env::modern_lane_required(), "the modern lane's driver lacks {ext:?}");
-            eprintln!("skipped: the driver lacks {ext:?} (the modern lane runs this test)");
-            return None;
-        }
-    }
-    if maintenance6 {
-        inst.log().tolerate(MAINTENANCE6_UNKNOWN_TO_VALIDATION);
-    }
-    let queues = [queue_info(family)];
-    let mut names = vec![amdx::EXTENSION_NAME.as_ptr()];
-    names.extend(wanted.iter().map(|e| e.as_ptr()));
-    let mut enqueue = PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
-    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
-    let mut db = vk::PhysicalDeviceDescriptorBufferFeaturesEXT::default().descriptor_buffer(true);
-    let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut enqueue)
-        .push_next(&mut v12)
-        .push_next(&mut db);
-    let info = if maintenance6 { info.push_next(&mut m6) } else { info };
-    Some(TestDevice::create(inst, pd, &info).expect("device with descriptor buffers"))
-}
 
 /// Sets of one storage buffer in a descriptor buffer.
 pub struct DescriptorHeap {

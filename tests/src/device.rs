@@ -27,6 +27,31 @@ pub fn compute_queue_family(instance: &TestInstance, pd: vk::PhysicalDevice) -> 
         .ok_or_else(|| Error::Setup("no compute queue family".into()))
 }
 
+/// A queue family of `pd` with compute but not graphics (async compute), if any.
+pub fn compute_only_queue_family(instance: &TestInstance, pd: vk::PhysicalDevice) -> Option<u32> {
+    // SAFETY: valid physical device.
+    let families = unsafe { instance.instance.get_physical_device_queue_family_properties(pd) };
+    families
+        .iter()
+        .position(|f| {
+            f.queue_flags.contains(vk::QueueFlags::COMPUTE) && !f.queue_flags.contains(vk::QueueFlags::GRAPHICS)
+        })
+        .map(|i| i as u32)
+}
+
+/// Device extensions a test may ask for beside `VK_AMDX_shader_enqueue`,
+/// each with its feature turned on (see [`TestDevice::with_amdx_extras`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extras {
+    pub push_descriptor: bool,
+    pub descriptor_buffer: bool,
+    pub maintenance6: bool,
+}
+
+/// What validation 1.3.239 says of `VkPhysicalDeviceMaintenance6FeaturesKHR`,
+/// which it does not know.
+pub const MAINTENANCE6_UNKNOWN_TO_VALIDATION: &str = "unknown VkStructureType (1000545000)";
+
 /// Something a [`TestDevice`] destroys when dropped.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Owned {
@@ -91,6 +116,61 @@ impl<'i> TestDevice<'i> {
             .push_next(&mut amdx)
             .push_next(&mut v12);
         Self::create(instance, physical, &info)
+    }
+
+    /// A device with `VK_AMDX_shader_enqueue` (`shaderEnqueue`,
+    /// `bufferDeviceAddress`), `queues` queues of `family`, and `extras`.
+    /// `None`, with a line saying so, when the driver lacks an extra (Mesa
+    /// 22.3 lacks the Vulkan 1.4 ones); under `EMU_SE_LANE=modern` that is a
+    /// failure.
+    pub fn with_amdx_extras(
+        instance: &'i TestInstance,
+        physical: vk::PhysicalDevice,
+        family: u32,
+        queues: u32,
+        extras: Extras,
+    ) -> Option<Self> {
+        let wanted: Vec<&CStr> = [
+            (extras.push_descriptor, ash::khr::push_descriptor::NAME),
+            (extras.descriptor_buffer, ash::ext::descriptor_buffer::NAME),
+            (extras.maintenance6, ash::khr::maintenance6::NAME),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        let listed = instance.device_extensions(physical).expect("extensions");
+        for ext in &wanted {
+            if !listed.iter().any(|(n, _)| n.as_bytes() == ext.to_bytes()) {
+                assert!(!crate::env::modern_lane_required(), "the modern lane's driver lacks {ext:?}");
+                eprintln!("skipped: the driver lacks {ext:?} (the modern lane runs this test)");
+                return None;
+            }
+        }
+        if extras.maintenance6 {
+            instance.log().tolerate(MAINTENANCE6_UNKNOWN_TO_VALIDATION);
+        }
+        let priorities = vec![1.0f32; queues as usize];
+        let queue_infos =
+            [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+        let mut names = vec![crate::amdx::EXTENSION_NAME.as_ptr()];
+        names.extend(wanted.iter().map(|e| e.as_ptr()));
+        let mut enqueue =
+            crate::amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+        let mut db = vk::PhysicalDeviceDescriptorBufferFeaturesEXT::default().descriptor_buffer(true);
+        let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
+        let mut info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_infos)
+            .enabled_extension_names(&names)
+            .push_next(&mut enqueue)
+            .push_next(&mut v12);
+        if extras.descriptor_buffer {
+            info = info.push_next(&mut db);
+        }
+        if extras.maintenance6 {
+            info = info.push_next(&mut m6);
+        }
+        Some(Self::create(instance, physical, &info).expect("device with the extras"))
     }
 
     /// A device from a caller-built create info. It must have exactly one
@@ -219,6 +299,26 @@ impl<'i> TestDevice<'i> {
         // SAFETY: the fence is signalled or was never submitted.
         unsafe { self.device.destroy_fence(fence, None) };
         res
+    }
+
+    /// Makes compute-shader writes recorded before it in `cb` visible to the
+    /// compute shaders after it (scratch initialisation, then a dispatch).
+    pub fn compute_barrier(&self, cb: vk::CommandBuffer) {
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        // SAFETY: `cb` is recording on this device.
+        unsafe {
+            self.device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            )
+        };
     }
 
     /// Makes compute-shader and transfer writes recorded before it in `cb`

@@ -412,18 +412,7 @@ impl<'d> TestGraph<'d> {
             d.cmd_bind_descriptor_sets(cb, BIND_POINT, self.layout, 0, &[self.set], &[]);
             if init {
                 (self.fns.init_scratch)(cb, pipeline, address, scratch.size);
-                let barrier = vk::MemoryBarrier::default()
-                    .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                    .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
-                d.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::DependencyFlags::empty(),
-                    &[barrier],
-                    &[],
-                    &[],
-                );
+                self.dev.compute_barrier(cb);
             }
             (self.fns.dispatch)(cb, address, scratch.size, &count_info);
             self.dev.host_read_barrier(cb);
@@ -586,22 +575,10 @@ impl RawDispatch {
             stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
         };
         let address = self.scratch.address.unwrap_or(0);
-        let barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
         // SAFETY: recording valid commands; every array lives across the calls.
-        unsafe {
-            (fns.init_scratch)(cb, self.graph, address, self.min);
-            dev.device.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &[barrier],
-                &[],
-                &[],
-            );
-            (fns.dispatch)(cb, address, self.min, &count);
-        }
+        unsafe { (fns.init_scratch)(cb, self.graph, address, self.min) };
+        dev.compute_barrier(cb);
+        // SAFETY: as above.
+        unsafe { (fns.dispatch)(cb, address, self.min, &count) };
     }
 }

@@ -34,7 +34,7 @@ pub mod models;
 
 pub use buffer::HostBuffer;
 pub use compute::{run_scale_add, StorageCompute};
-pub use device::{compute_queue_family, queue_info, TestDevice};
+pub use device::{compute_only_queue_family, compute_queue_family, queue_info, Extras, TestDevice};
 pub use error::{Error, Result};
 pub use instance::{string_setting, InstanceOptions, TestInstance};
 

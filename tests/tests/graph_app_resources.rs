@@ -14,7 +14,7 @@
 use ash::vk;
 use conformance_tests::amdx::{self, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH};
 use conformance_tests::graph::{GraphFns, BIND_POINT};
-use conformance_tests::{compute, env, queue_info, InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{compute, env, Extras, InstanceOptions, TestDevice, TestInstance};
 
 const RESOURCES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/27_app_resources.spv");
 
@@ -60,31 +60,10 @@ fn run(push_mode: Push) {
     env::init_with(&[("VK_LAYER_DISABLES", "VK_VALIDATION_FEATURE_DISABLE_UNIQUE_HANDLES_EXT")]).expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
-    if push_mode.maintenance6() {
-        let listed = inst.device_extensions(pd).expect("extensions");
-        if !listed.iter().any(|(n, _)| n == "VK_KHR_maintenance6") {
-            assert!(!env::modern_lane_required(), "the modern lane's driver lacks VK_KHR_maintenance6");
-            eprintln!("skipped: the driver lacks VK_KHR_maintenance6 (the modern lane runs this test)");
-            return;
-        }
-        // Validation 1.3.239 calls `VkPhysicalDeviceMaintenance6FeaturesKHR` unknown.
-        inst.log().tolerate("unknown VkStructureType (1000545000)");
-    }
+    let family = conformance_tests::compute_queue_family(&inst, pd).expect("queue family");
+    let extras = Extras { push_descriptor: true, maintenance6: push_mode.maintenance6(), ..Default::default() };
+    let Some(dev) = TestDevice::with_amdx_extras(&inst, pd, family, 1, extras) else { return };
     {
-        let family = conformance_tests::compute_queue_family(&inst, pd).expect("queue family");
-        let queues = [queue_info(family)];
-        let mut names = vec![amdx::EXTENSION_NAME.as_ptr(), ash::khr::push_descriptor::NAME.as_ptr()];
-        let mut enqueue = amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
-        let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
-        if push_mode.maintenance6() {
-            names.push(ash::khr::maintenance6::NAME.as_ptr());
-        }
-        let info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .enabled_extension_names(&names)
-            .push_next(&mut enqueue);
-        let info = if push_mode.maintenance6() { info.push_next(&mut m6) } else { info };
-        let dev = TestDevice::create(&inst, pd, &info).expect("device with push descriptors");
         let d = &dev.device;
         let fns = GraphFns::load(&dev).expect("graph entry points");
         let push_descriptor = ash::khr::push_descriptor::Device::new(&inst.instance, d);
@@ -277,5 +256,6 @@ fn run(push_mode: Push) {
             d.destroy_descriptor_set_layout(set0, None);
         }
     }
+    drop(dev);
     inst.finish();
 }

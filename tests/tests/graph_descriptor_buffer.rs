@@ -18,10 +18,10 @@
 
 use ash::vk;
 use conformance_tests::compute::{scale_add_push, spirv_words};
-use conformance_tests::descriptor_heap::{descriptor_buffer_device, DescriptorHeap};
+use conformance_tests::descriptor_heap::DescriptorHeap;
 use conformance_tests::graph::{raw_hello_chain, GraphFns, RawDispatch, BIND_POINT};
 use conformance_tests::models::hello_chain;
-use conformance_tests::{compute_queue_family, env, InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{compute_queue_family, env, Extras, InstanceOptions, TestDevice, TestInstance};
 
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
 
@@ -32,6 +32,11 @@ enum Offsets {
     GraphBindPoint,
     /// `vkCmdSetDescriptorBufferOffsets2EXT` for the compute stage.
     Maintenance6,
+}
+
+/// Descriptor buffers, with maintenance6 when `maintenance6`.
+fn buffers_and(maintenance6: bool) -> Extras {
+    Extras { descriptor_buffer: true, maintenance6, ..Default::default() }
 }
 
 #[test]
@@ -49,7 +54,8 @@ fn run(offsets: Offsets) {
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("physical device");
     let family = compute_queue_family(&inst, pd).expect("queue family");
-    if let Some(dev) = descriptor_buffer_device(&inst, pd, family, offsets == Offsets::Maintenance6) {
+    if let Some(dev) = TestDevice::with_amdx_extras(&inst, pd, family, 1, buffers_and(offsets == Offsets::Maintenance6))
+    {
         let d = &dev.device;
         let m6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
         let fns = GraphFns::load(&dev).expect("graph entry points");
@@ -246,7 +252,7 @@ fn embedded_samplers(with_maintenance6: bool) {
         inst.finish();
         return;
     }
-    if let Some(dev) = descriptor_buffer_device(&inst, pd, family, with_maintenance6) {
+    if let Some(dev) = TestDevice::with_amdx_extras(&inst, pd, family, 1, buffers_and(with_maintenance6)) {
         let d = &dev.device;
         let db = ash::ext::descriptor_buffer::Device::new(&inst.instance, d);
         let m6 = ash::khr::maintenance6::Device::new(&inst.instance, d);

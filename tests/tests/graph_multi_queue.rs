@@ -7,10 +7,9 @@
 //! the GPU).
 
 use ash::vk;
-use conformance_tests::amdx::{self, PhysicalDeviceShaderEnqueueFeatures};
 use conformance_tests::graph::TestGraph;
 use conformance_tests::models::{add_hello_chain, hello_chain};
-use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{Extras, InstanceOptions, TestDevice, TestInstance};
 
 const ROUNDS: u32 = 20;
 
@@ -39,18 +38,9 @@ fn threads_dispatch_graphs_on_their_own_queues() {
         return;
     };
     let queue_count = props.queue_count.min(4);
-    let priorities = vec![1.0f32; queue_count as usize];
-    let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family as u32).queue_priorities(&priorities)];
-    let names = [amdx::EXTENSION_NAME.as_ptr()];
-    let mut enqueue = PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
-    let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queues)
-        .enabled_extension_names(&names)
-        .push_next(&mut enqueue)
-        .push_next(&mut v12);
     {
-        let dev = TestDevice::create(&inst, pd, &info).expect("device with several queues");
+        let dev = TestDevice::with_amdx_extras(&inst, pd, family as u32, queue_count, Extras::default())
+            .expect("device with several queues");
         let shared_uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         shared_uav.write_u32(&[0; 8]).expect("clear");
         let shared = TestGraph::hello_chain(&dev, &shared_uav).expect("shared graph");

@@ -14,26 +14,15 @@ use std::time::Instant;
 
 use ash::vk;
 use conformance_tests::compute::spirv_words;
-use conformance_tests::descriptor_heap::{descriptor_buffer_device, DescriptorHeap};
+use conformance_tests::descriptor_heap::DescriptorHeap;
 use conformance_tests::graph::{raw_hello_chain, GraphFns, RawDispatch, BIND_POINT, HELLO_CHAIN_STAGES};
 use conformance_tests::models::hello_chain;
-use conformance_tests::{compute_queue_family, InstanceOptions, TestInstance};
+use conformance_tests::{
+    compute_only_queue_family, compute_queue_family, Extras, InstanceOptions, TestDevice, TestInstance,
+};
 
 const CREATIONS: usize = 6;
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
-
-/// A compute-only queue family when the driver has one, else the first compute one.
-fn async_compute_family(inst: &TestInstance, pd: vk::PhysicalDevice) -> u32 {
-    // SAFETY: valid physical device.
-    let families = unsafe { inst.instance.get_physical_device_queue_family_properties(pd) };
-    families
-        .iter()
-        .position(|f| {
-            f.queue_flags.contains(vk::QueueFlags::COMPUTE) && !f.queue_flags.contains(vk::QueueFlags::GRAPHICS)
-        })
-        .map(|i| i as u32)
-        .unwrap_or_else(|| compute_queue_family(inst, pd).expect("queue family"))
-}
 
 fn cache_bytes(dev: &ash::Device, cache: vk::PipelineCache) -> usize {
     // SAFETY: valid device and cache.
@@ -70,8 +59,12 @@ fn driver_fills_caches(dev: &ash::Device, layout: vk::PipelineLayout) -> bool {
 fn recreated_graphs_on_descriptor_buffers_and_async_compute() {
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("physical device");
-    let family = async_compute_family(&inst, pd);
-    if let Some(dev) = descriptor_buffer_device(&inst, pd, family, false) {
+    // A compute-only (async compute) family where there is one.
+    let family =
+        compute_only_queue_family(&inst, pd).unwrap_or_else(|| compute_queue_family(&inst, pd).expect("queue family"));
+    if let Some(dev) =
+        TestDevice::with_amdx_extras(&inst, pd, family, 1, Extras { descriptor_buffer: true, ..Default::default() })
+    {
         let d = &dev.device;
         let fns = GraphFns::load(&dev).expect("graph entry points");
         // scale_add's 12 bytes of push constants fit the probe; the graph pushes 8.
