@@ -81,30 +81,39 @@ fn run_chain(
     uav.read_u32(8).expect("read")
 }
 
-#[test]
-fn graphs_link_compute_and_graph_libraries() {
+/// Runs `body` with a device, the hello chain built from plain stages (the
+/// reference whose module and layout the other graphs use) and its UAV.
+fn with_reference(body: impl FnOnce(&TestDevice<'_>, &TestGraph<'_>, &conformance_tests::HostBuffer)) {
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         let reference = TestGraph::hello_chain(&dev, &uav).expect("graph from stages");
-        let want = run_chain(&dev, &reference, &uav, reference.pipeline);
+        body(&dev, &reference, &uav);
+    }
+    inst.finish();
+}
+
+#[test]
+fn graphs_link_compute_and_graph_libraries() {
+    with_reference(|dev, reference, uav| {
+        let want = run_chain(dev, reference, uav, reference.pipeline);
 
         // firstNode as a stage, the other two as compute library stages.
-        let second = compute_library(&dev, &reference, c"secondNode");
-        let third = compute_library(&dev, &reference, c"thirdNode");
+        let second = compute_library(dev, reference, c"secondNode");
+        let third = compute_library(dev, reference, c"thirdNode");
         let from_compute =
-            graph_pipeline(&reference, &dev, &[c"firstNode"], &[second, third], vk::PipelineCreateFlags::empty());
-        assert_eq!(run_chain(&dev, &reference, &uav, from_compute), want);
+            graph_pipeline(reference, dev, &[c"firstNode"], &[second, third], vk::PipelineCreateFlags::empty());
+        assert_eq!(run_chain(dev, reference, uav, from_compute), want);
 
         // secondNode + thirdNode as a graph library (not linkable alone:
         // nothing targets secondNode there), completed by firstNode.
         let tail =
-            graph_pipeline(&reference, &dev, &[c"secondNode", c"thirdNode"], &[], vk::PipelineCreateFlags::LIBRARY_KHR);
+            graph_pipeline(reference, dev, &[c"secondNode", c"thirdNode"], &[], vk::PipelineCreateFlags::LIBRARY_KHR);
         let from_graph_library =
-            graph_pipeline(&reference, &dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
-        assert_eq!(run_chain(&dev, &reference, &uav, from_graph_library), want);
+            graph_pipeline(reference, dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
+        assert_eq!(run_chain(dev, reference, uav, from_graph_library), want);
 
         // SAFETY: idle device, pipelines created above.
         unsafe {
@@ -112,59 +121,47 @@ fn graphs_link_compute_and_graph_libraries() {
                 dev.device.destroy_pipeline(p, None);
             }
         }
-    }
-    inst.finish();
+    });
 }
 
 /// A graph library flagged only through `VkPipelineCreateFlags2CreateInfoKHR`
 /// (its `flags` are 0) is a library: linked with firstNode it runs the chain.
 #[test]
 fn graph_library_flagged_through_flags2() {
-    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
-    let pd = inst.pick_physical_device().expect("lavapipe");
-    {
-        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
-        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
-        let reference = TestGraph::hello_chain(&dev, &uav).expect("graph from stages");
-        let want = run_chain(&dev, &reference, &uav, reference.pipeline);
+    with_reference(|dev, reference, uav| {
+        let want = run_chain(dev, reference, uav, reference.pipeline);
         let flags2 = vk::PipelineCreateFlags2CreateInfoKHR::default().flags(vk::PipelineCreateFlags2KHR::LIBRARY);
         let tail = graph_pipeline_chained(
-            &reference,
-            &dev,
+            reference,
+            dev,
             &[c"secondNode", c"thirdNode"],
             &[],
             vk::PipelineCreateFlags::empty(),
             (&flags2 as *const vk::PipelineCreateFlags2CreateInfoKHR).cast(),
         );
-        let linked = graph_pipeline(&reference, &dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
-        assert_eq!(run_chain(&dev, &reference, &uav, linked), want);
+        let linked = graph_pipeline(reference, dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
+        assert_eq!(run_chain(dev, reference, uav, linked), want);
         // SAFETY: idle device, pipelines created above.
         unsafe {
             dev.device.destroy_pipeline(linked, None);
             dev.device.destroy_pipeline(tail, None);
         }
-    }
-    inst.finish();
+    });
 }
 
 /// `VkPipelineCreationFeedbackCreateInfo` on a graph: the pipeline's and each
 /// stage's feedback are written, valid, with the creation's duration.
 #[test]
 fn creation_feedback_for_graphs() {
-    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
-    let pd = inst.pick_physical_device().expect("lavapipe");
-    {
-        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
-        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
-        let reference = TestGraph::hello_chain(&dev, &uav).expect("graph from stages");
+    with_reference(|dev, reference, uav| {
         let mut pipeline_feedback = vk::PipelineCreationFeedback::default();
         let mut stage_feedback = [vk::PipelineCreationFeedback::default(); 3];
         let feedback = vk::PipelineCreationFeedbackCreateInfo::default()
             .pipeline_creation_feedback(&mut pipeline_feedback)
             .pipeline_stage_creation_feedbacks(&mut stage_feedback);
         let graph = graph_pipeline_chained(
-            &reference,
-            &dev,
+            reference,
+            dev,
             &[c"firstNode", c"secondNode", c"thirdNode"],
             &[],
             vk::PipelineCreateFlags::empty(),
@@ -177,9 +174,8 @@ fn creation_feedback_for_graphs() {
             assert!(stage.flags.contains(valid), "stage {i}: {stage:?}");
             assert!(stage.duration <= pipeline_feedback.duration, "stage {i}: {stage:?}");
         }
-        assert_eq!(run_chain(&dev, &reference, &uav, graph), run_chain(&dev, &reference, &uav, reference.pipeline));
+        assert_eq!(run_chain(dev, reference, uav, graph), run_chain(dev, reference, uav, reference.pipeline));
         // SAFETY: idle device, pipeline created above.
         unsafe { dev.device.destroy_pipeline(graph, None) };
-    }
-    inst.finish();
+    });
 }
