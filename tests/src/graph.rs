@@ -470,6 +470,12 @@ fn query_node_index(graph: &TestGraph<'_>, pipeline: vk::Pipeline, name: &str, i
     Ok(out)
 }
 
+/// The hello chain's entry records `(grid, index)` as little-endian bytes,
+/// 8 bytes each.
+pub fn hello_chain_records(records: &[(u32, u32)]) -> Vec<u8> {
+    records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect()
+}
+
 /// The hello chain the way an API translator makes it: from a new shader
 /// module, on the caller's `layout`, with `flags`, the application's `cache`
 /// and `p_next` chained to the create info. The caller destroys both handles.
@@ -519,8 +525,7 @@ pub struct RawDispatch {
 
 impl RawDispatch {
     pub fn new(dev: &TestDevice<'_>, fns: &GraphFns, graph: vk::Pipeline, records: &[(u32, u32)]) -> Result<Self> {
-        let bytes: Vec<u8> = records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect();
-        Self::with_records(dev, fns, graph, c"firstNode", bytes, records.len() as u32, 8)
+        Self::with_records(dev, fns, graph, c"firstNode", hello_chain_records(records), records.len() as u32, 8)
     }
 
     /// `count` records of `stride` bytes in `bytes` for node `(node, 0)`.

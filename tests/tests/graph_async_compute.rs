@@ -5,6 +5,7 @@
 //! passes; NVIDIA's driver has compute-only families (checked on the GPU).
 
 use ash::vk;
+use conformance_tests::dxc_models::bytes_of;
 use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{compute_only_queue_family, Extras, InstanceOptions, TestDevice, TestInstance};
@@ -24,7 +25,7 @@ fn hello_chain_on_a_compute_only_queue() {
             let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
             let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
             let entry = graph.node_index("firstNode", 0).expect("entry");
-            let records: Vec<u8> = [5u32, 0, 3, 2].iter().flat_map(|w| w.to_le_bytes()).collect();
+            let records = bytes_of(&[5u32, 0, 3, 2]);
             dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(entry, &records, 2, 8)])).expect("submit");
             assert_eq!(uav.read_u32(8).expect("read"), hello_chain(&[(5, 0), (3, 2)], &[]));
             eprintln!("compute-only queue family {family}: correct");

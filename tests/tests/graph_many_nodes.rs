@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use ash::vk;
+use conformance_tests::dxc_models::bytes_of;
 use conformance_tests::graph::{Stage, TestGraph};
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
@@ -16,10 +17,6 @@ const SIZE: &[u8] = include_bytes!("../shaders/graphs/size.spv");
 
 /// Members of the node array.
 const MEMBERS: u32 = 4096;
-
-fn le(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
 
 #[test]
 fn node_array_of_4096_members() {
@@ -37,7 +34,7 @@ fn node_array_of_4096_members() {
     // (member, id): each member writes Out[id].
     let sent = [(0, 5u32), (MEMBERS / 2, 6), (MEMBERS - 1, 7)];
     let nodes: Vec<u32> = sent.iter().map(|&(m, _)| graph.node_index("leaf", m).expect("member")).collect();
-    let payloads: Vec<Vec<u8>> = sent.iter().map(|&(_, id)| le(&[id])).collect();
+    let payloads: Vec<Vec<u8>> = sent.iter().map(|&(_, id)| bytes_of(&[id])).collect();
     let dispatches: Vec<_> = nodes.iter().zip(&payloads).map(|(&n, p)| (n, &p[..], 1, 4)).collect();
     let started = Instant::now();
     dev.submit_once(|cb| graph.record(cb, &scratch, true, &dispatches)).expect("submit");

@@ -7,6 +7,7 @@
 
 use ash::vk;
 use conformance_tests::amdx::PfnCmdDispatchGraph;
+use conformance_tests::dxc_models::bytes_of;
 use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
 
@@ -46,7 +47,7 @@ impl<'d> Shares<'d> {
         let scratch = graph.scratch(min).expect("scratch");
         let address = scratch.address.expect("address");
         let base = graph.node_index("base", 0).expect("base");
-        let record = [2u32, 5].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let record = bytes_of(&[2u32, 5]);
         Shares { dev, out, graph, min, scratch, address, base, record }
     }
 

@@ -7,15 +7,11 @@
 //! the GPU).
 
 use ash::vk;
-use conformance_tests::graph::TestGraph;
+use conformance_tests::graph::{hello_chain_records, TestGraph};
 use conformance_tests::models::{add_hello_chain, hello_chain};
 use conformance_tests::{Extras, InstanceOptions, TestDevice, TestInstance};
 
 const ROUNDS: u32 = 20;
-
-fn bytes(records: &[(u32, u32)]) -> Vec<u8> {
-    records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect()
-}
 
 /// The entry records of queue `q` in round `r`: (grid, record index).
 fn records(q: u32, r: u32) -> Vec<(u32, u32)> {
@@ -59,7 +55,7 @@ fn threads_dispatch_graphs_on_their_own_queues() {
                     let shared_scratch = shared.scratch(sizes.0).expect("scratch");
                     for r in 0..ROUNDS {
                         let recs = records(q, r);
-                        let b = bytes(&recs);
+                        let b = hello_chain_records(&recs);
                         uav.write_u32(&[0; 8]).expect("clear");
                         dev.submit_once_to(Some(queue), pool, |cb| {
                             own.record(cb, &own_scratch, true, &[(entry, &b, 1, 8)])

@@ -10,6 +10,7 @@
 use std::time::Instant;
 
 use ash::vk;
+use conformance_tests::dxc_models::bytes_of;
 use conformance_tests::graph::{Stage, TestGraph, HELLO_CHAIN_SPV, HELLO_CHAIN_STAGES};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{env, InstanceOptions, TestDevice, TestInstance};
@@ -42,7 +43,7 @@ fn recreated_graphs_take_their_kernels_from_the_cache() {
             millis.push(started.elapsed().as_secs_f64() * 1e3);
             let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
             let entry = graph.node_index("firstNode", 0).expect("entry");
-            let records: Vec<u8> = [2u32, 1].iter().flat_map(|w| w.to_le_bytes()).collect();
+            let records = bytes_of(&[2u32, 1]);
             dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(entry, &records, 1, 8)])).expect("submit");
             assert_eq!(uav.read_u32(8).expect("read"), hello_chain(&[(2, 1)], &[]), "creation {creation}");
         }

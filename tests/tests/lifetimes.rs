@@ -17,6 +17,7 @@
 //! instance too, and its memory is not the layer's to answer for.
 
 use ash::vk;
+use conformance_tests::dxc_models::bytes_of;
 use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{run_scale_add, InstanceOptions, TestDevice, TestInstance};
@@ -89,7 +90,7 @@ fn graph_lifetime() {
         let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let entry = graph.node_index("firstNode", 0).expect("entry");
-        let records: Vec<u8> = [3u32, 1].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let records = bytes_of(&[3u32, 1]);
         dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(entry, &records, 1, 8)])).expect("submit");
         assert_eq!(uav.read_u32(8).expect("read"), hello_chain(&[(3, 1)], &[]));
     }

@@ -8,7 +8,7 @@
 //! line. Own file: the setting is read from the environment once per process.
 
 use ash::vk;
-use conformance_tests::graph::TestGraph;
+use conformance_tests::graph::{hello_chain_records, TestGraph};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{env, InstanceOptions, TestDevice, TestInstance};
 
@@ -28,7 +28,7 @@ fn dispatches_are_counted_per_level_and_node() {
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
         let entry = graph.node_index("firstNode", 0).expect("entry");
         let records: Vec<(u32, u32)> = [16, 3, 9, 12].iter().enumerate().map(|(i, &g)| (g, i as u32)).collect();
-        let bytes: Vec<u8> = records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect();
+        let bytes = hello_chain_records(&records);
         for run in 0..2 {
             dev.submit_once(|cb| graph.record(cb, &scratch, run == 0, &[(entry, &bytes, 4, 8)])).expect("submit");
         }

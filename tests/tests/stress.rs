@@ -19,7 +19,7 @@
 //! README gives the command).
 
 use ash::vk;
-use conformance_tests::graph::TestGraph;
+use conformance_tests::graph::{hello_chain_records, TestGraph};
 use conformance_tests::models::{add_hello_chain, hello_chain};
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 use std::ffi::c_void;
@@ -30,10 +30,6 @@ const ROUNDS: u32 = 25;
 /// The entry records of thread `t` in round `r`: (grid, record index).
 fn records(t: u32, r: u32) -> Vec<(u32, u32)> {
     vec![(1 + (t + r) % 5, t % 4), (2 + r % 3, (t + 1) % 4)]
-}
-
-fn bytes(records: &[(u32, u32)]) -> Vec<u8> {
-    records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect()
 }
 
 #[test]
@@ -79,7 +75,7 @@ fn stress(opts: &InstanceOptions<'_>) {
                         uav.write_u32(&[0; 8]).expect("clear");
                         let graph = TestGraph::hello_chain(dev, &uav).expect("graph");
                         let own_scratch = graph.scratch(sizes.0).expect("scratch");
-                        let own_bytes = bytes(&own);
+                        let own_bytes = hello_chain_records(&own);
                         dev.submit_once_in(pool, |cb| {
                             graph.record(cb, &own_scratch, true, &[(entry, &own_bytes, 2, 8)])
                         })
