@@ -74,6 +74,7 @@ const uint SCHEDULE_STATIC = 0u;
 const uint SCHEDULE_DYNAMIC = 1u;
 const uint SCHEDULE_BATCHED = 2u;
 const uint SCHEDULE_FLAG_API_ENTRY = 1u;
+const uint SCHEDULE_FLAG_MESH = 2u;     // drawn, not launched: no done-group numbers
 const uint RECORDS_LISTED = 0u;
 
 // abi::STATUS_* bits the meta passes raise.

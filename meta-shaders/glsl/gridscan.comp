@@ -70,6 +70,8 @@ void main() {
         d.indirect_x = split.x;
         d.indirect_y = split.y;
         d.indirect_z = split.z;
-        d.workgroup_base = atomicAdd(pc.ctx.launched0, split.x * split.y * split.z);
+        if ((s.flags & SCHEDULE_FLAG_MESH) == 0u) {
+            d.workgroup_base = atomicAdd(pc.ctx.launched0, split.x * split.y * split.z);
+        }
     }
 }

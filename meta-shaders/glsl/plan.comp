@@ -48,7 +48,7 @@ void main() {
     barrier();
     for (uint n = t; n < node_count; n += SCAN_SIZE) {
         NodeDispatchRef d = pc.dispatches[n];
-        if (pc.schedules[n].mode != SCHEDULE_DYNAMIC) {
+        if (pc.schedules[n].mode != SCHEDULE_DYNAMIC && (pc.schedules[n].flags & SCHEDULE_FLAG_MESH) == 0u) {
             // Disjoint workgroup numbers for the node kernels' done groups.
             d.workgroup_base = atomicAdd(pc.ctx.launched0, d.indirect_x * d.indirect_y * d.indirect_z);
         }

@@ -116,6 +116,12 @@ pub const SCHEDULE_DYNAMIC: u32 = 1;
 pub const SCHEDULE_BATCHED: u32 = 2;
 /// [`NodeSchedule::flags`]: the node may be dispatched by the API (`IsApiEntryAMDX`).
 pub const SCHEDULE_FLAG_API_ENTRY: u32 = 1;
+/// [`NodeSchedule::flags`]: a mesh node. Its [`NodeDispatch`] is written like
+/// any other (the `indirect` words are `VkDrawMeshTasksIndirectCommandEXT`'s
+/// layout too), but its workgroups are not among a level's launched ones:
+/// the runtime draws them before the level's compute dispatches, and they
+/// never count a level done.
+pub const SCHEDULE_FLAG_MESH: u32 = 2;
 
 /// The record index's hash of (node, rank): a 32-bit finaliser (MurmurHash3's
 /// `fmix32`) of `rank ^ node * 0x9E3779B9`, so the ranks of one node spread

@@ -117,12 +117,14 @@ pub struct NodeShaderInfo {
     /// pointer, so the records of one coalesced workgroup must lie contiguously
     /// at `input.stride` (the runtime compacts them for this node).
     pub input_needs_contiguous_records: bool,
+    /// A `MeshEXT` entry point (a mesh node: drawn, never enqueues).
+    pub mesh: bool,
 }
 
 impl NodeShaderInfo {
     /// Thread-style node whose records can be packed many to a workgroup.
     pub fn thread_packable(&self) -> bool {
-        self.launch == LaunchMode::Thread && !self.uses_workgroup_memory && !self.uses_control_barriers
+        self.launch == LaunchMode::Thread && !self.uses_workgroup_memory && !self.uses_control_barriers && !self.mesh
     }
 }
 
@@ -147,13 +149,26 @@ pub struct EntryFacts {
     pub output_ptr_types: std::collections::HashMap<Word, Word>,
 }
 
-/// All GLCompute entry point names.
+/// All node entry point names: GLCompute (compute nodes) and MeshEXT (mesh nodes).
 pub fn entry_names(ir: &Ir) -> Vec<(Word, String)> {
     ir.m.entry_points
         .iter()
-        .filter(|e| matches!(e.operands.first(), Some(Operand::ExecutionModel(ExecutionModel::GLCompute))))
+        .filter(|e| {
+            matches!(
+                e.operands.first(),
+                Some(Operand::ExecutionModel(ExecutionModel::GLCompute | ExecutionModel::MeshEXT))
+            )
+        })
         .filter_map(|e| Some((op_id(e, 1)?, op_str(e, 2)?.to_string())))
         .collect()
+}
+
+/// `entry` is a `MeshEXT` entry point.
+fn is_mesh_entry(ir: &Ir, entry: Word) -> bool {
+    ir.m.entry_points.iter().any(|e| {
+        op_id(e, 1) == Some(entry)
+            && matches!(e.operands.first(), Some(Operand::ExecutionModel(ExecutionModel::MeshEXT)))
+    })
 }
 
 /// Functions reachable from `entry` through OpFunctionCall.
@@ -600,6 +615,16 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             .iter()
             .any(|b| types.get(b).and_then(|t| ir.pointer_info(*t)) == Some((StorageClass::NodePayloadAMDX, s)))
     });
+    let mesh = is_mesh_entry(ir, entry_fn);
+    if let (true, Some(o)) = (mesh, outputs.first()) {
+        // Mesh nodes are the graph's leaves (VK_AMDX_shader_enqueue: they draw).
+        return Err(LowerError::Unsupported {
+            entry: e(),
+            opcode: "OpTypeNodePayloadArrayAMDX".into(),
+            result_id: Some(o.type_id),
+            detail: format!("a mesh node cannot enqueue (output to node {:?})", o.name),
+        });
+    }
     let info = NodeShaderInfo {
         name: name.to_string(),
         shader_index,
@@ -614,6 +639,7 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
         uses_workgroup_memory,
         uses_control_barriers,
         input_needs_contiguous_records,
+        mesh,
     };
     Ok(EntryFacts {
         info,

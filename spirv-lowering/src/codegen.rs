@@ -186,6 +186,7 @@ pub mod f {
     pub const SC_GRID_COMPONENTS: u32 = 5;
     pub const SC_INPUT_STRIDE: u32 = 6;
     pub const SC_SHARE_BASE: u32 = 7;
+    pub const SC_FLAGS: u32 = 8;
     pub const H_SLOT: u32 = 0;
     pub const H_COUNT: u32 = 1;
     pub const H_REMAINING: u32 = 2;

@@ -22,8 +22,8 @@ pub enum LowerError {
     /// An AMDX opcode this crate does not know (e.g. a later revision).
     #[error("unknown AMDX opcode {opcode} (result id {result_id:?})")]
     UnknownAmdxOpcode { opcode: u32, result_id: Option<u32> },
-    /// The requested entry point is not a GLCompute entry point of the module.
-    #[error("no GLCompute entry point named {0:?}")]
+    /// The requested entry point is not a GLCompute or MeshEXT entry point of the module.
+    #[error("no GLCompute or MeshEXT entry point named {0:?}")]
     EntryPointNotFound(String),
     /// A decoration the spec requires is missing.
     #[error("entry point {entry:?}: %{target} is missing required decoration {decoration}")]

@@ -252,3 +252,38 @@ fn consecutive_targets_need_no_table() {
     assert_eq!(t(vec![4, NO_NODE]), None);
     assert_eq!(t(vec![NO_NODE]), None);
 }
+
+#[test]
+fn mesh_nodes_are_analyzed_and_lowered_as_mesh_shaders() {
+    let mesh = info("35_mesh_node.spv", "main");
+    assert!(mesh.mesh && !info("01_hello_chain.spv", "firstNode").mesh);
+    assert_eq!(mesh.launch, LaunchMode::BroadcastDynamic { max_grid: Some([2, 2, 1]) });
+    let g = mesh.input.unwrap().dispatch_grid.unwrap();
+    assert_eq!((g.offset, g.component_bytes, g.components), (4, 4, 2));
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/35_mesh_node.spv"));
+    let lowered = lower(&w, &LowerOptions::new("main")).unwrap();
+    assert!(lowered.reads_shader_index && lowered.info.mesh);
+    let text = common::disassemble(&lowered.words);
+    assert!(text.contains("OpEntryPoint MeshEXT"), "{text}");
+    // No finisher: a mesh node never counts a compute level done.
+    assert!(!text.contains("node_level_finish"), "{text}");
+}
+
+#[test]
+fn a_mesh_node_that_enqueues_is_refused() {
+    // The mesh node's module with an output declared and allocated: turn the
+    // hello chain's first node into a MeshEXT entry point.
+    let path = common::crate_dir().join("tests/corpus/01_hello_chain.spv");
+    let mut w = common::read_spv(&path);
+    let mut i = 5;
+    while i < w.len() {
+        let (wc, op) = ((w[i] >> 16) as usize, w[i] & 0xffff);
+        if op == 15 && w[i + 1] == 5 {
+            w[i + 1] = 5365; // MeshEXT
+            break;
+        }
+        i += wc.max(1);
+    }
+    let err = analyze(&w).unwrap_err().to_string();
+    assert!(err.contains("a mesh node cannot enqueue"), "{err}");
+}

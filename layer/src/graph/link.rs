@@ -394,6 +394,7 @@ mod tests {
                 uses_workgroup_memory: false,
                 uses_control_barriers: false,
                 input_needs_contiguous_records: false,
+                mesh: false,
             },
         }
     }

@@ -9,7 +9,8 @@
 //! level's `NodeDispatch` (record count, workgroups per `NodeSchedule`,
 //! `vkCmdDispatchIndirect` arguments split over x and y, indexed records from
 //! this level's ring half) and clears the counter the next level counts
-//! with; then it records the workgroups launched next, clears the next
+//! with (a mesh node's workgroups are left out of the launched total: they
+//! are drawn, and never count a level done); then it records the workgroups launched next, clears the next
 //! level's done counter and ring top, advances the record-index tag and
 //! leaves the status after this level for the host. When nothing is launched
 //! next, it also zeroes this parity's arguments, which the level after next
@@ -18,7 +19,7 @@
 //! Afterwards the module has the function; the prologue pass calls it.
 
 use super::Ctx;
-use crate::abi::{RECORDS_INDEXED, SCHEDULE_DYNAMIC, SCHEDULE_STATIC, STATUS_FATAL};
+use crate::abi::{RECORDS_INDEXED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_STATIC, STATUS_FATAL};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
 use crate::runtime::{self, ctx_parity_ptr};
@@ -129,6 +130,12 @@ pub fn run(ir: &mut Ir, cx: &Ctx, workgroup_size: u32) -> Word {
     b.store(np, zero64, 8);
     let xy = b.bin(ir, Op::IMul, u, x, y);
     let launched = b.select(ir, u, small, groups, xy);
+    // Mesh nodes are drawn, not launched: their workgroups never count done.
+    let flags = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_FLAGS);
+    let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
+    let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
+    let mesh = b.bin(ir, Op::INotEqual, a.bool_, mesh, zero);
+    let launched = b.select(ir, u, mesh, zero, launched);
     let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
     let relaxed = ir.c_u32(0);
     // The running total before this node: its workgroups' first number.

@@ -75,7 +75,8 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     let input = payload::run(ir, &cx)?;
     node_ops::run(ir, &cx, input)?;
     let invocations = if packed { opts.thread_pack_width } else { facts.info.workgroup_size.iter().product() };
-    let finish = finisher::run(ir, &cx, invocations);
+    // Mesh nodes are drawn apart from the compute levels and never finish one.
+    let finish = (!facts.info.mesh).then(|| finisher::run(ir, &cx, invocations));
     let workgroup_size = prologue::run(ir, &cx, &app_builtins, input, finish)?;
     aligned::run(ir);
     aliased::run(ir);

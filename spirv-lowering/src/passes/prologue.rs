@@ -17,7 +17,8 @@
 //!    node's code runs;
 //! 3. counts the workgroup done (`GraphContext::done`, after a barrier so
 //!    every invocation has finished) and, in the level's last workgroup,
-//!    calls the level finisher (see `finisher`).
+//!    calls the level finisher (see `finisher`). A mesh node (no finisher)
+//!    skips this step.
 //!
 //! For packed thread nodes the `LocalSize` becomes (W, 1, 1). Afterwards the
 //! application's code runs unchanged with node semantics.
@@ -46,7 +47,7 @@ pub fn run(
     cx: &Ctx,
     app: &AppBuiltins,
     input: InputLowering,
-    finisher: Word,
+    finisher: Option<Word>,
 ) -> Result<[u32; 3], LowerError> {
     let a = cx.abi;
     let info = &cx.facts.info;
@@ -191,19 +192,35 @@ pub fn run(
     let grid = b.op(ir, Op::Load, a.v3, vec![id(grid_v)]);
     app_builtins(ir, cx, &mut b, app, wgid, grid, remaining, real_lidx);
 
-    // What the epilogue needs, loaded before the node's code runs (both are
-    // fixed for the level): off the path from the code's end to the finisher.
-    let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_BASE);
-    let numbered = b.bin(ir, Op::IAdd, a.u32, base, l);
-    let launched_p = ctx_parity_ptr(ir, &a, &mut b, push.ctx, f::C_LAUNCHED, push.odd, false);
-    let launched = b.load(ir, a.u32, launched_p, 4);
+    match finisher {
+        Some(finisher) => {
+            // What the epilogue needs, loaded before the node's code runs (both
+            // are fixed for the level): off the path from the code's end to the
+            // finisher.
+            let base = b.load_field(ir, &a, a.s_dispatch(), disp, f::D_WORKGROUP_BASE);
+            let numbered = b.bin(ir, Op::IAdd, a.u32, base, l);
+            let launched_p = ctx_parity_ptr(ir, &a, &mut b, push.ctx, f::C_LAUNCHED, push.odd, false);
+            let launched = b.load(ir, a.u32, launched_p, 4);
 
-    // The node's own code.
-    let runs = b.op(ir, Op::Load, a.bool_, vec![id(runs_var)]);
-    let m = b.begin_if(ir, runs);
-    call(ir, &mut b, a.void, inner, &[]);
-    b.end_if(m);
-    epilogue(ir, cx, &mut b, &push, [numbered, launched], finisher);
+            // The node's own code.
+            let runs = b.op(ir, Op::Load, a.bool_, vec![id(runs_var)]);
+            let m = b.begin_if(ir, runs);
+            call(ir, &mut b, a.void, inner, &[]);
+            b.end_if(m);
+            epilogue(ir, cx, &mut b, &push, [numbered, launched], finisher);
+        }
+        None => {
+            // A mesh node: drawn, never counted done (it is no part of a
+            // compute level, see `abi`). A workgroup without a record never
+            // executes OpSetMeshOutputsEXT and so emits nothing. (Saying so
+            // with a second OpSetMeshOutputsEXT 0 0 on that path made
+            // lavapipe 25.0.7 drop every workgroup's outputs.)
+            let runs = b.op(ir, Op::Load, a.bool_, vec![id(runs_var)]);
+            let m = b.begin_if(ir, runs);
+            call(ir, &mut b, a.void, inner, &[]);
+            b.end_if(m);
+        }
+    }
     b.end(inst(Op::Return, None, None, vec![]), None);
 
     let fty = ir.t_fn(a.void, &[]);

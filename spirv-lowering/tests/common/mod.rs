@@ -117,7 +117,8 @@ pub fn check_invariants(words: &[u32], entry: &str, push_offset: u32) -> Result<
         match op {
             17 if get(1) == 5067 => return Err("ShaderEnqueueAMDX capability left".into()),
             15 => {
-                if get(1) != 5 {
+                // GLCompute (5), or MeshEXT (5365) for a mesh node.
+                if get(1) != 5 && get(1) != 5365 {
                     return Err(format!("entry point with execution model {}", get(1)));
                 }
                 entries += 1;
