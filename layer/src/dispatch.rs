@@ -63,6 +63,8 @@ pub(crate) struct EnabledTables {
     pub push_descriptor: bool,
     pub maintenance6: bool,
     pub descriptor_buffer: bool,
+    /// `shaderMeshEnqueue` (the layer enabled `VK_EXT_mesh_shader`).
+    pub mesh_enqueue: bool,
     /// On the instance (labels need it).
     pub debug_utils: bool,
 }
@@ -78,6 +80,17 @@ pub(crate) struct DeviceDispatch {
     pub descriptor_buffer: Option<ash::ext::descriptor_buffer::DeviceFn>,
     /// Present when the application enabled `VK_EXT_debug_utils` (labels).
     pub debug_utils: Option<ash::ext::debug_utils::DeviceFn>,
+    /// Present with `shaderMeshEnqueue`: mesh node draws.
+    pub mesh_shader: Option<ash::ext::mesh_shader::DeviceFn>,
+    /// Present with `shaderMeshEnqueue` where the device has dynamic rendering.
+    pub rendering: Option<RenderingFns>,
+}
+
+/// Dynamic rendering's two commands (core 1.3, or `VK_KHR_dynamic_rendering`).
+#[derive(Clone, Copy)]
+pub(crate) struct RenderingFns {
+    pub begin: vk::PFN_vkCmdBeginRendering,
+    pub end: vk::PFN_vkCmdEndRendering,
 }
 
 impl DeviceDispatch {
@@ -104,6 +117,8 @@ impl DeviceDispatch {
                 .descriptor_buffer
                 .then(|| ash::ext::descriptor_buffer::DeviceFn::load(lookup)),
             debug_utils: extensions.debug_utils.then(|| ash::ext::debug_utils::DeviceFn::load(lookup)),
+            mesh_shader: extensions.mesh_enqueue.then(|| ash::ext::mesh_shader::DeviceFn::load(lookup)),
+            rendering: if extensions.mesh_enqueue { RenderingFns::load(&lookup) } else { None },
         }
     }
 
@@ -111,5 +126,31 @@ impl DeviceDispatch {
     pub(crate) fn next_proc_addr(&self, name: &CStr) -> vk::PFN_vkVoidFunction {
         // SAFETY: valid next-layer GDPA and device handle.
         unsafe { (self.get_device_proc_addr)(self.fp.handle(), name.as_ptr()) }
+    }
+}
+
+impl RenderingFns {
+    /// The core names, else the KHR ones; `None` if the device has neither.
+    fn load(lookup: &dyn Fn(&CStr) -> *const c_void) -> Option<Self> {
+        let find = |core: &CStr, khr: &CStr| {
+            let f = lookup(core);
+            if f.is_null() {
+                lookup(khr)
+            } else {
+                f
+            }
+        };
+        let begin = find(c"vkCmdBeginRendering", c"vkCmdBeginRenderingKHR");
+        let end = find(c"vkCmdEndRendering", c"vkCmdEndRenderingKHR");
+        if begin.is_null() || end.is_null() {
+            return None;
+        }
+        // SAFETY: non-null entry points with these prototypes.
+        unsafe {
+            Some(RenderingFns {
+                begin: std::mem::transmute::<*const c_void, vk::PFN_vkCmdBeginRendering>(begin),
+                end: std::mem::transmute::<*const c_void, vk::PFN_vkCmdEndRendering>(end),
+            })
+        }
     }
 }

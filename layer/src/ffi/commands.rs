@@ -205,7 +205,9 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     guard_command("vkCmdBindDescriptorSets", cb, || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
-        if bind_point == vk::PipelineBindPoint::COMPUTE || bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+        let graphics = state.mesh_enqueue && bind_point == vk::PipelineBindPoint::GRAPHICS;
+        if graphics || bind_point == vk::PipelineBindPoint::COMPUTE || bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH
+        {
             // SAFETY: the application's arrays.
             let (set_list, offsets) = unsafe { (slice(sets, set_count), slice(dynamic_offsets, dynamic_offset_count)) };
             shadow_sets(&state, cb, &[bind_point], layout, first_set, set_list, offsets);

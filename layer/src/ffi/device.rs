@@ -79,6 +79,8 @@ pub(super) unsafe extern "system" fn create_device(
         }
         // SAFETY: created just now.
         let handle = unsafe { *device };
+        // SAFETY: valid create info.
+        let mesh_enqueue = emulated && unsafe { wants_mesh_enqueue(info) };
         // SAFETY: next GDPA and the device it created.
         let dispatch = unsafe {
             DeviceDispatch::load(
@@ -88,6 +90,7 @@ pub(super) unsafe extern "system" fn create_device(
                     push_descriptor: enabled(c"VK_KHR_push_descriptor"),
                     maintenance6: enabled(c"VK_KHR_maintenance6"),
                     descriptor_buffer: enabled(c"VK_EXT_descriptor_buffer"),
+                    mesh_enqueue,
                     debug_utils: instance.debug_utils,
                 },
             )
@@ -97,6 +100,7 @@ pub(super) unsafe extern "system" fn create_device(
             instance: instance.clone(),
             physical,
             emulated,
+            mesh_enqueue,
             resources: Default::default(),
             command_buffers: Default::default(),
             status: Default::default(),
@@ -130,11 +134,13 @@ unsafe fn create_emulated(
     // SAFETY: valid chain.
     let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
     let features_type = amdx::STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES;
-    if let Some(requested) = chain.get::<amdx::PhysicalDeviceShaderEnqueueFeatures>() {
-        if requested.shader_mesh_enqueue == vk::TRUE {
-            tracing::error!("vkCreateDevice: shaderMeshEnqueue is not supported by the emulation");
-            return vk::Result::ERROR_FEATURE_NOT_PRESENT;
-        }
+    let mesh_enqueue =
+        chain.get::<amdx::PhysicalDeviceShaderEnqueueFeatures>().is_some_and(|f| f.shader_mesh_enqueue == vk::TRUE);
+    if mesh_enqueue && !physical.mesh_shader {
+        tracing::error!(
+            "vkCreateDevice: shaderMeshEnqueue needs VK_EXT_mesh_shader with meshShader, which this device lacks"
+        );
+        return vk::Result::ERROR_FEATURE_NOT_PRESENT;
     }
     chain.remove(features_type);
     // SAFETY: the application's chain is still valid.
@@ -148,8 +154,11 @@ unsafe fn create_emulated(
     let mut legacy = unsafe { info.p_enabled_features.as_ref() }.copied();
     enable_layer_features(&mut chain, &mut legacy, physical.optional);
     // SAFETY: each name is a valid C string.
-    let names: Vec<*const c_char> =
+    let mut names: Vec<*const c_char> =
         names.iter().copied().filter(|&n| unsafe { c_str(n) } != Some(amdx::EXTENSION_NAME)).collect();
+    if mesh_enqueue {
+        enable_mesh_shaders(&mut chain, &mut names);
+    }
     let mut copy = *info;
     copy.p_next = chain.link();
     copy.enabled_extension_count = names.len() as u32;
@@ -161,6 +170,30 @@ unsafe fn create_emulated(
         tracing::error!("vkCreateDevice with the layer's features failed: {result:?}");
     }
     result
+}
+
+/// Mesh nodes are drawn with `VK_EXT_mesh_shader`: its extension and
+/// `meshShader` feature are turned on below the application's device.
+fn enable_mesh_shaders(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
+    const MESH: &CStr = c"VK_EXT_mesh_shader";
+    // SAFETY: each name is a valid C string.
+    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(MESH)) {
+        names.push(MESH.as_ptr());
+    }
+    match chain.get_mut::<vk::PhysicalDeviceMeshShaderFeaturesEXT>() {
+        Some(f) => f.mesh_shader = vk::TRUE,
+        None => chain.push(vk::PhysicalDeviceMeshShaderFeaturesEXT::default().mesh_shader(true)),
+    }
+}
+
+/// Whether the application asks for `shaderMeshEnqueue`.
+///
+/// # Safety
+/// `info` must be a valid create info.
+unsafe fn wants_mesh_enqueue(info: &vk::DeviceCreateInfo<'static>) -> bool {
+    // SAFETY: valid chain.
+    let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
+    chain.get::<amdx::PhysicalDeviceShaderEnqueueFeatures>().is_some_and(|f| f.shader_mesh_enqueue == vk::TRUE)
 }
 
 pub(super) unsafe extern "system" fn destroy_device(
@@ -183,6 +216,20 @@ pub(super) unsafe extern "system" fn destroy_device(
             }
             if let Some(meta) = meta {
                 meta.destroy(&state);
+            }
+            drop(graphs);
+            let meshes: Vec<_> = {
+                let mut resources = state.resources.lock();
+                let libraries = std::mem::take(&mut resources.node_libraries);
+                resources.graph_libraries.clear();
+                let mut all = std::mem::take(&mut resources.retired_meshes);
+                all.extend(libraries.into_values().filter_map(|stage| stage.mesh));
+                all
+            };
+            for mesh in meshes {
+                if std::sync::Arc::strong_count(&mesh) == 1 {
+                    mesh.destroy(&state);
+                }
             }
             super::report::report_all(&state);
             if let Some(status) = state.status.lock().take() {

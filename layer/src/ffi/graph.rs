@@ -88,8 +88,8 @@ unsafe fn create_one(
     for (i, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
         if stage.stage.intersects(vk::ShaderStageFlags::MESH_EXT | vk::ShaderStageFlags::TASK_EXT) {
             tracing::error!(
-                "vkCreateExecutionGraphPipelinesAMDX: stage {i} is a {:?} node: mesh nodes are not supported \
-                 (VK_LAYER_EMU_shader_enqueue advertises shaderMeshEnqueue = VK_FALSE)",
+                "vkCreateExecutionGraphPipelinesAMDX: stage {i} is a {:?} stage; mesh nodes join a graph as \
+                 graphics pipelines in pLibraryInfo (VK_AMDX_shader_enqueue revision 2)",
                 stage.stage
             );
             return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
@@ -421,6 +421,23 @@ unsafe fn dispatch_context(
         return None;
     }
     let graph = graph_of(&state, cb_state.graph.pipeline, name)?;
+    if graph.has_mesh_nodes() {
+        let why = match &cb_state.rendering {
+            None => Some("outside a dynamic rendering instance (vkCmdBeginRendering)"),
+            Some(r) if r.flags.contains(vk::RenderingFlags::SUSPENDING) => {
+                Some("inside a rendering instance begun with VK_RENDERING_SUSPENDING_BIT")
+            }
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            tracing::error!(
+                "{name}: graph {:?} has mesh nodes and is dispatched {why}; the layer draws mesh nodes by \
+                 suspending and resuming a dynamic rendering instance; nothing recorded",
+                graph.handle
+            );
+            return None;
+        }
+    }
     let Some(target) = state.scratch_target(scratch, scratch_size) else {
         tracing::error!(
             "{name}: scratch [{scratch:#x}, +{scratch_size}) is not inside a buffer created with \

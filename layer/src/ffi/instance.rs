@@ -198,6 +198,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
     let can_query2 = instance.api_version >= vk::API_VERSION_1_1 || instance.dispatch.has_features2_khr;
     let mut facts = DeviceFacts { api_version: props.api_version, driver_lists_extension, ..Default::default() };
     let mut optional = OptionalFeatures::default();
+    let mut mesh_shader = false;
     if can_query2 && props.api_version >= vk::API_VERSION_1_2 {
         let mut amdx_features = amdx::PhysicalDeviceShaderEnqueueFeatures {
             s_type: amdx::STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES,
@@ -212,6 +213,10 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         if props.api_version >= vk::API_VERSION_1_3 {
             features2 = features2.push_next(&mut v13);
         }
+        let mut mesh = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
+        if lists(c"VK_EXT_mesh_shader") {
+            features2 = features2.push_next(&mut mesh);
+        }
         if driver_lists_extension {
             amdx_features.p_next = features2.p_next;
             features2.p_next = (&mut amdx_features as *mut amdx::PhysicalDeviceShaderEnqueueFeatures).cast();
@@ -223,6 +228,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         facts.scalar_block_layout = v12.scalar_block_layout == vk::TRUE;
         facts.shader_buffer_int64_atomics = v12.shader_buffer_int64_atomics == vk::TRUE;
         facts.driver_shader_enqueue = amdx_features.shader_enqueue == vk::TRUE;
+        mesh_shader = mesh.mesh_shader == vk::TRUE;
         // The device's version as the application sees it is the lower of the
         // two: a Vulkan 1.3 feature such as maintenance4 may only be enabled
         // through core 1.3 when the instance asked for 1.3 (the layer does not
@@ -250,6 +256,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         support,
         optional,
         has_maintenance5: lists(c"VK_KHR_maintenance5"),
+        mesh_shader,
         creation_feedback: props.api_version.min(instance.api_version) >= vk::API_VERSION_1_3,
         max_push_constants_size: props.limits.max_push_constants_size,
         timestamp_period: props.limits.timestamp_period,
@@ -326,7 +333,8 @@ unsafe fn features2(
             // SAFETY: the node's sType says it is the AMDX features structure.
             let f = unsafe { &mut *node.cast::<amdx::PhysicalDeviceShaderEnqueueFeatures>() };
             f.shader_enqueue = vk::TRUE;
-            f.shader_mesh_enqueue = vk::FALSE;
+            // Mesh nodes are drawn with VK_EXT_mesh_shader's mesh shaders.
+            f.shader_mesh_enqueue = vk::Bool32::from(state.mesh_shader);
         }
     })
 }

@@ -14,6 +14,7 @@ mod instance;
 mod loader;
 mod maintenance6;
 mod proc_addr;
+mod rendering;
 mod report;
 mod resources;
 mod status;

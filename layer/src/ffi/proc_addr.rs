@@ -12,8 +12,8 @@
 use super::guard::guard_value;
 use super::loader::{NegotiateLayerInterface, INTERFACE_VERSION, NEGOTIATE_INTERFACE_STRUCT};
 use super::{
-    c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, maintenance6, report, resources,
-    templates, write_array,
+    c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, maintenance6, rendering, report,
+    resources, templates, write_array,
 };
 use crate::state::{DEVICES, INSTANCES};
 use ash::vk;
@@ -92,6 +92,18 @@ fn extension_not_enabled(state: &crate::state::DeviceState, name: &CStr) -> bool
             state.dispatch.descriptor_buffer.is_none()
         }
         _ => false,
+    }
+}
+
+/// Hooks of devices with mesh nodes only (see `rendering`): every other
+/// device's rendering and dynamic-state commands go straight to the driver.
+fn mesh_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
+    match name.to_bytes() {
+        b"vkCmdBeginRendering" | b"vkCmdBeginRenderingKHR" => hook!(rendering::cmd_begin_rendering),
+        b"vkCmdEndRendering" | b"vkCmdEndRenderingKHR" => hook!(rendering::cmd_end_rendering),
+        b"vkCmdSetViewport" => hook!(rendering::cmd_set_viewport),
+        b"vkCmdSetScissor" => hook!(rendering::cmd_set_scissor),
+        _ => None,
     }
 }
 
@@ -232,6 +244,11 @@ unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const 
         }
         // SAFETY: a valid device.
         let state = DEVICES.get(unsafe { dispatch_key(device) })?;
+        if state.mesh_enqueue {
+            if let Some(f) = mesh_hook(name) {
+                return Some(f);
+            }
+        }
         if state.emulated && !extension_not_enabled(&state, name) {
             if let Some(f) = emulated_device_hook(name) {
                 return Some(f);

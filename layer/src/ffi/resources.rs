@@ -9,6 +9,7 @@ use super::commands::device_of;
 use super::guard::{guard_result, guard_value};
 use super::{c_str, slice};
 use crate::amdx;
+use crate::graph::mesh::create_mesh_node;
 use crate::spirv_scan::{declares_shader_enqueue, PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
 use crate::state::device::{NodeStage, PipelineLayoutInfo, ScratchBuffer};
 use crate::state::DeviceState;
@@ -235,7 +236,7 @@ pub(super) unsafe fn node_stage(
                 .collect()
         }
     };
-    Some(NodeStage { words, entry_point, node_name, node_index, specialization })
+    Some(NodeStage { words, entry_point, node_name, node_index, specialization, mesh: None })
 }
 
 /// Lets [`find_in_chain`] find the AMDX node create info.
@@ -387,10 +388,77 @@ unsafe fn mesh_node_request(state: &DeviceState, info: &vk::GraphicsPipelineCrea
     None
 }
 
-/// Graphics pipelines pass through, except mesh nodes: the layer advertises
-/// `shaderMeshEnqueue = false`, so a graphics pipeline made of node shaders
-/// fails with an error naming the stage instead of reaching the driver with
-/// the empty kernel the layer put in the node module's place.
+/// Creates a mesh node from a graphics pipeline create info (see
+/// `graph::mesh`): its mesh stage is kept as a node stage whose driver
+/// pipeline is made at once, and the library bits leave the flags the
+/// driver sees.
+///
+/// # Safety
+/// `info` must be a valid graphics pipeline create info.
+unsafe fn create_one_mesh_node(
+    state: &DeviceState,
+    cache: vk::PipelineCache,
+    info: &vk::GraphicsPipelineCreateInfo<'static>,
+) -> Result<vk::Pipeline, vk::Result> {
+    let refuse = |why: String| {
+        tracing::error!("vkCreateGraphicsPipelines: mesh node: {why}");
+        Err(vk::Result::ERROR_INITIALIZATION_FAILED)
+    };
+    if !state.mesh_enqueue {
+        return refuse("the device was created without shaderMeshEnqueue".into());
+    }
+    // SAFETY: the create info's stage array.
+    let stages = unsafe { slice(info.p_stages, info.stage_count) };
+    if let Some(k) =
+        stages.iter().position(|s| !s.stage.intersects(vk::ShaderStageFlags::MESH_EXT | vk::ShaderStageFlags::FRAGMENT))
+    {
+        return refuse(format!(
+            "stage {k} is a {:?} shader; a mesh node is a mesh shader (and a fragment shader), without task or \
+             vertex shaders (VK_AMDX_shader_enqueue revision 2)",
+            stages[k].stage
+        ));
+    }
+    let Some(mesh_index) = stages.iter().position(|s| s.stage == vk::ShaderStageFlags::MESH_EXT) else {
+        return refuse("no mesh stage".into());
+    };
+    // SAFETY: a valid stage.
+    let Some(mut stage) = (unsafe { node_stage(state, &stages[mesh_index]) }) else {
+        return refuse(format!("mesh stage {mesh_index} is neither a node shader module nor inline SPIR-V"));
+    };
+    // SAFETY: valid chain.
+    let libraries = unsafe { find_in_chain::<vk::PipelineLibraryCreateInfoKHR>(info.p_next) };
+    if libraries.is_some_and(|l| l.library_count > 0) {
+        return refuse("mesh nodes linked from graphics pipeline libraries are not supported".into());
+    }
+    // SAFETY: valid chain.
+    let flags2 =
+        unsafe { find_in_chain::<vk::PipelineCreateFlags2CreateInfoKHR>(info.p_next) }.map_or(0, |f| f.flags.as_raw());
+    let mut copy = *info;
+    // SAFETY: valid chain.
+    let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
+    chain.remove(vk::StructureType::PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR);
+    let library_bits = amdx::PIPELINE_CREATE_2_EXECUTION_GRAPH | amdx::PIPELINE_CREATE_2_LIBRARY;
+    let flags = (u64::from(info.flags.as_raw()) | flags2) & !library_bits;
+    copy.flags = vk::PipelineCreateFlags::from_raw(flags as u32);
+    copy.p_next = chain.link();
+    match create_mesh_node(state, cache, &copy, mesh_index, &stage) {
+        Ok(mesh) => {
+            let pipeline = mesh.pipeline;
+            tracing::debug!("mesh node {:?} kept as {pipeline:?}", stage.entry_point);
+            stage.mesh = Some(Arc::new(mesh));
+            state.resources.lock().node_libraries.insert(pipeline, stage);
+            Ok(pipeline)
+        }
+        Err(e) => {
+            tracing::error!("vkCreateGraphicsPipelines: mesh node \"{}\": {e}", stage.entry_point);
+            Err(e.result())
+        }
+    }
+}
+
+/// Graphics pipelines pass through, except mesh nodes (a stage that is a
+/// node shader, or the execution-graph flag), which become mesh node
+/// libraries (see [`create_one_mesh_node`]).
 pub(super) unsafe extern "system" fn create_graphics_pipelines(
     device: vk::Device,
     cache: vk::PipelineCache,
@@ -415,21 +483,15 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
         }
         // SAFETY: the application's output array of `count` handles.
         let out = unsafe { std::slice::from_raw_parts_mut(pipelines, count as usize) };
-        let mut index = 0;
         super::create_each(
             infos,
             out,
             |info| info.flags,
             |info| {
-                index += 1;
                 // SAFETY: valid create info.
-                if let Some(why) = unsafe { mesh_node_request(&state, info) } {
-                    tracing::error!(
-                        "vkCreateGraphicsPipelines: create info {}: {why}: mesh nodes are not supported \
-                         (VK_LAYER_EMU_shader_enqueue advertises shaderMeshEnqueue = VK_FALSE)",
-                        index - 1
-                    );
-                    return Err(vk::Result::ERROR_INITIALIZATION_FAILED);
+                if unsafe { mesh_node_request(&state, info) }.is_some() {
+                    // SAFETY: valid create info.
+                    return unsafe { create_one_mesh_node(&state, cache, info) };
                 }
                 let mut pipeline = vk::Pipeline::null();
                 match forward(info, 1, &mut pipeline) {
@@ -449,20 +511,37 @@ pub(super) unsafe extern "system" fn destroy_pipeline(
     guard_value("vkDestroyPipeline", (), || {
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return };
-        let graph = {
+        let (graph, library) = {
             let mut resources = state.resources.lock();
-            resources.node_libraries.remove(&pipeline);
+            let library = resources.node_libraries.remove(&pipeline);
             resources.graph_libraries.remove(&pipeline);
-            resources.graphs.remove(&pipeline)
+            (resources.graphs.remove(&pipeline), library)
         };
         if let Some(graph) = graph {
             // The graph's objects include the handle the application held.
             graph.destroy(&state);
+            drop(graph);
+            destroy_unused_meshes(&state);
+            return;
+        }
+        if let Some(mesh) = library.and_then(|l| l.mesh) {
+            // The handle is the mesh node's driver pipeline, which graphs
+            // created from it go on drawing.
+            state.resources.lock().retired_meshes.push(mesh);
+            destroy_unused_meshes(&state);
             return;
         }
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().destroy_pipeline)(device, pipeline, allocator) }
     })
+}
+
+/// Destroys the mesh nodes the application destroyed that no graph uses any more.
+pub(super) fn destroy_unused_meshes(state: &DeviceState) {
+    let free = state.resources.lock().sweep_meshes();
+    for mesh in free {
+        mesh.destroy(state);
+    }
 }
 
 pub(super) unsafe extern "system" fn create_descriptor_set_layout(

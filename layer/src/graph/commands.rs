@@ -8,7 +8,9 @@
 
 use super::profile::{Pass, Recording};
 use super::record::ScratchTarget;
-use crate::state::command_buffer::{BindPointState, CommandBufferState, PushedSet};
+use crate::state::command_buffer::{
+    BindPointState, CommandBufferState, PushedSet, RenderingAttachment, RenderingInstance,
+};
 use crate::state::DeviceState;
 use ash::vk;
 use std::ffi::CString;
@@ -156,12 +158,19 @@ impl Recorder<'_> {
         );
     }
 
-    /// Earlier users of the scratch (graph dispatches) before our transfers.
+    /// Earlier users of the scratch (graph dispatches, their mesh draws)
+    /// before our transfers.
     pub(super) fn before_transfer(&self) {
+        let mesh = if self.device.mesh_enqueue {
+            vk::PipelineStageFlags::MESH_SHADER_EXT
+        } else {
+            vk::PipelineStageFlags::empty()
+        };
         self.barrier(
             vk::PipelineStageFlags::COMPUTE_SHADER
                 | vk::PipelineStageFlags::DRAW_INDIRECT
-                | vk::PipelineStageFlags::TRANSFER,
+                | vk::PipelineStageFlags::TRANSFER
+                | mesh,
             vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
             vk::PipelineStageFlags::TRANSFER,
             vk::AccessFlags::TRANSFER_WRITE,
@@ -178,17 +187,33 @@ impl Recorder<'_> {
     }
 
     pub(super) fn bind(&self, pipeline: vk::Pipeline) {
+        self.bind_at(vk::PipelineBindPoint::COMPUTE, pipeline);
+    }
+
+    pub(super) fn bind_at(&self, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) {
         // SAFETY: recording.
-        unsafe { (self.fp().cmd_bind_pipeline)(self.cb, vk::PipelineBindPoint::COMPUTE, pipeline) };
+        unsafe { (self.fp().cmd_bind_pipeline)(self.cb, point, pipeline) };
     }
 
     pub(super) fn push<T: Copy>(&self, layout: vk::PipelineLayout, offset: u32, value: &T) {
+        self.push_to(layout, vk::ShaderStageFlags::COMPUTE, offset, value);
+    }
+
+    /// Pushes `value` at `offset` for `stages` (every stage of the range it
+    /// falls in, as Vulkan asks).
+    pub(super) fn push_to<T: Copy>(
+        &self,
+        layout: vk::PipelineLayout,
+        stages: vk::ShaderStageFlags,
+        offset: u32,
+        value: &T,
+    ) {
         // SAFETY: `value` is plain data of `size_of::<T>()` bytes.
         unsafe {
             (self.fp().cmd_push_constants)(
                 self.cb,
                 layout,
-                vk::ShaderStageFlags::COMPUTE,
+                stages,
                 offset,
                 std::mem::size_of::<T>() as u32,
                 (value as *const T).cast(),
@@ -199,6 +224,102 @@ impl Recorder<'_> {
     pub(super) fn dispatch_indirect(&self, offset: u64) {
         // SAFETY: recording; the arguments lie inside the scratch buffer.
         unsafe { (self.fp().cmd_dispatch_indirect)(self.cb, self.target.buffer, self.target.offset + offset) };
+    }
+
+    /// One mesh-task draw whose arguments lie at `offset` from the scratch
+    /// address (a `NodeDispatch`'s first words).
+    pub(super) fn draw_mesh_indirect(&self, offset: u64) {
+        let Some(mesh) = &self.device.dispatch.mesh_shader else { return };
+        // SAFETY: recording inside a rendering instance; the arguments lie
+        // inside the scratch buffer.
+        unsafe {
+            (mesh.cmd_draw_mesh_tasks_indirect_ext)(self.cb, self.target.buffer, self.target.offset + offset, 1, 0)
+        };
+    }
+
+    /// Begins a part of the application's rendering instance: `last` is the
+    /// part the application goes on recording in (its flags, store
+    /// operations and resolves); the others are the layer's own draws.
+    pub(super) fn begin_rendering(&self, instance: &RenderingInstance, last: bool) {
+        let Some(fns) = self.device.dispatch.rendering else { return };
+        let attachment = |a: &RenderingAttachment| {
+            let mut info = vk::RenderingAttachmentInfo::default()
+                .image_view(a.image_view)
+                .image_layout(a.image_layout)
+                .load_op(vk::AttachmentLoadOp::LOAD)
+                .store_op(if last { a.store_op } else { vk::AttachmentStoreOp::STORE });
+            if last {
+                info = info
+                    .resolve_mode(a.resolve_mode)
+                    .resolve_image_view(a.resolve_image_view)
+                    .resolve_image_layout(a.resolve_image_layout);
+            }
+            info
+        };
+        let unused = vk::RenderingAttachmentInfo::default();
+        let colors: Vec<vk::RenderingAttachmentInfo<'_>> =
+            instance.color.iter().map(|c| c.as_ref().map_or(unused, attachment)).collect();
+        let depth = instance.depth.as_ref().map(attachment);
+        let stencil = instance.stencil.as_ref().map(attachment);
+        // A fresh instance: it resumes nothing (the part before it ended).
+        let flags = if last { instance.flags & !vk::RenderingFlags::RESUMING } else { vk::RenderingFlags::empty() };
+        let mut info = vk::RenderingInfo::default()
+            .flags(flags)
+            .render_area(instance.render_area)
+            .layer_count(instance.layer_count)
+            .view_mask(instance.view_mask)
+            .color_attachments(&colors);
+        if let Some(d) = &depth {
+            info = info.depth_attachment(d);
+        }
+        if let Some(s) = &stencil {
+            info = info.stencil_attachment(s);
+        }
+        // SAFETY: recording; every array lives across the call.
+        unsafe { (fns.begin)(self.cb, &info) };
+    }
+
+    pub(super) fn end_rendering(&self) {
+        let Some(fns) = self.device.dispatch.rendering else { return };
+        // SAFETY: recording inside a rendering instance.
+        unsafe { (fns.end)(self.cb) };
+    }
+
+    /// A part of a rendering instance ended before the next begins: its
+    /// attachment writes before the next part's loads and writes, and its
+    /// shaders' reads of scratch before the compute levels write it.
+    pub(super) fn after_rendering(&self) {
+        let attachments = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+            | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+            | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+        let shaders = vk::PipelineStageFlags::MESH_SHADER_EXT | vk::PipelineStageFlags::FRAGMENT_SHADER;
+        self.barrier(
+            attachments | shaders | vk::PipelineStageFlags::DRAW_INDIRECT,
+            vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE
+                | vk::AccessFlags::SHADER_WRITE,
+            attachments | vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::COLOR_ATTACHMENT_READ
+                | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE
+                | vk::AccessFlags::SHADER_READ
+                | vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::TRANSFER_WRITE,
+        );
+    }
+
+    /// Compute and transfer writes (records, arguments, the application's
+    /// buffers) before mesh nodes draw.
+    pub(super) fn before_drawing(&self) {
+        self.barrier(
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+            vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+            vk::PipelineStageFlags::DRAW_INDIRECT
+                | vk::PipelineStageFlags::MESH_SHADER_EXT
+                | vk::PipelineStageFlags::FRAGMENT_SHADER,
+            vk::AccessFlags::INDIRECT_COMMAND_READ | vk::AccessFlags::SHADER_READ,
+        );
     }
 
     pub(super) fn dispatch(&self, x: u32) {
@@ -221,9 +342,19 @@ impl Recorder<'_> {
         result
     }
 
-    /// Binds the sets and push descriptors recorded for `bind_point` at
+    /// Binds the sets and push descriptors recorded for a bind point at
     /// the compute bind point, with `layout` (or each set's own layout).
     pub(super) fn bind_sets(&self, state: &BindPointState, layout: Option<vk::PipelineLayout>) {
+        self.bind_sets_at(vk::PipelineBindPoint::COMPUTE, state, layout);
+    }
+
+    /// [`Self::bind_sets`] at bind point `point`.
+    pub(super) fn bind_sets_at(
+        &self,
+        point: vk::PipelineBindPoint,
+        state: &BindPointState,
+        layout: Option<vk::PipelineLayout>,
+    ) {
         for (index, bound) in state.sets.iter().enumerate() {
             if let Some(bound) = bound {
                 let layout = layout.unwrap_or(bound.layout);
@@ -231,7 +362,7 @@ impl Recorder<'_> {
                 unsafe {
                     (self.fp().cmd_bind_descriptor_sets)(
                         self.cb,
-                        vk::PipelineBindPoint::COMPUTE,
+                        point,
                         layout,
                         index as u32,
                         1,
@@ -244,15 +375,20 @@ impl Recorder<'_> {
         }
         for (index, pushed) in state.pushed_sets.iter().enumerate() {
             if let Some(pushed) = pushed {
-                self.push_set(layout.unwrap_or(pushed.layout), index as u32, pushed);
+                self.push_set(point, layout.unwrap_or(pushed.layout), index as u32, pushed);
             }
         }
-        self.bind_buffer_sets(state, layout);
+        self.bind_buffer_sets(point, state, layout);
     }
 
     /// Sets the descriptor-buffer offsets and embedded samplers recorded for
-    /// a bind point at the compute bind point (see `ffi::descriptor_buffer`).
-    fn bind_buffer_sets(&self, state: &BindPointState, layout: Option<vk::PipelineLayout>) {
+    /// a bind point at bind point `point` (see `ffi::descriptor_buffer`).
+    fn bind_buffer_sets(
+        &self,
+        point: vk::PipelineBindPoint,
+        state: &BindPointState,
+        layout: Option<vk::PipelineLayout>,
+    ) {
         let Some(db) = &self.device.dispatch.descriptor_buffer else { return };
         for (index, bound) in state.buffer_offsets.iter().enumerate() {
             if let Some(b) = bound {
@@ -261,7 +397,7 @@ impl Recorder<'_> {
                 unsafe {
                     (db.cmd_set_descriptor_buffer_offsets_ext)(
                         self.cb,
-                        vk::PipelineBindPoint::COMPUTE,
+                        point,
                         layout.unwrap_or(b.layout),
                         index as u32,
                         1,
@@ -277,7 +413,7 @@ impl Recorder<'_> {
                 unsafe {
                     (db.cmd_bind_descriptor_buffer_embedded_samplers_ext)(
                         self.cb,
-                        vk::PipelineBindPoint::COMPUTE,
+                        point,
                         layout.unwrap_or(*set_layout),
                         index as u32,
                     )
@@ -286,7 +422,13 @@ impl Recorder<'_> {
         }
     }
 
-    pub(super) fn push_set(&self, layout: vk::PipelineLayout, set: u32, pushed: &PushedSet) {
+    pub(super) fn push_set(
+        &self,
+        point: vk::PipelineBindPoint,
+        layout: vk::PipelineLayout,
+        set: u32,
+        pushed: &PushedSet,
+    ) {
         let Some(f) = &self.device.dispatch.push_descriptor else { return };
         let infos: Vec<(Vec<vk::DescriptorImageInfo>, Vec<vk::DescriptorBufferInfo>)> = pushed
             .writes
@@ -327,16 +469,7 @@ impl Recorder<'_> {
             })
             .collect();
         // SAFETY: recording; every array lives across the call.
-        unsafe {
-            (f.cmd_push_descriptor_set_khr)(
-                self.cb,
-                vk::PipelineBindPoint::COMPUTE,
-                layout,
-                set,
-                writes.len() as u32,
-                writes.as_ptr(),
-            )
-        };
+        unsafe { (f.cmd_push_descriptor_set_khr)(self.cb, point, layout, set, writes.len() as u32, writes.as_ptr()) };
     }
 
     /// Pushes the application's push-constant bytes again with `layout`
@@ -358,6 +491,29 @@ impl Recorder<'_> {
             unsafe { (self.fp().cmd_push_constants)(self.cb, layout, stages, offset, size, bytes.as_ptr().cast()) };
         }
     }
+}
+
+/// Binds the application's graphics state again after a graph's mesh
+/// nodes drew: viewports and scissors first (a mesh node pipeline with
+/// them static disturbed them; the application's pipeline, bound after,
+/// sets its own static ones again), then the pipeline and descriptor sets.
+/// Push constants are shared with compute ([`restore_compute_state`]).
+pub(super) fn restore_graphics_state(r: &Recorder<'_>, cb_state: &CommandBufferState) {
+    let viewports = cb_state.viewports();
+    // SAFETY: recording; the arrays live across the calls.
+    unsafe {
+        if !viewports.is_empty() {
+            (r.fp().cmd_set_viewport)(r.cb, 0, viewports.len() as u32, viewports.as_ptr());
+        }
+        if !cb_state.scissors.is_empty() {
+            (r.fp().cmd_set_scissor)(r.cb, 0, cb_state.scissors.len() as u32, cb_state.scissors.as_ptr());
+        }
+    }
+    let graphics = &cb_state.graphics;
+    if graphics.pipeline != vk::Pipeline::null() {
+        r.bind_at(vk::PipelineBindPoint::GRAPHICS, graphics.pipeline);
+    }
+    r.bind_sets_at(vk::PipelineBindPoint::GRAPHICS, graphics, None);
 }
 
 /// Binds the application's compute state again after the graph's dispatches.

@@ -106,7 +106,10 @@ pub(super) fn entry_level(
             .min(u64::from(u32::MAX)) as u32;
             let indirect = meta_shaders::split_groups(groups);
             let workgroup_base = level.launched;
-            level.launched = level.launched.saturating_add(indirect[0].saturating_mul(indirect[1]));
+            // Mesh nodes are drawn, not launched (see `abi::SCHEDULE_FLAG_MESH`).
+            if schedule.flags & spirv_lowering::abi::SCHEDULE_FLAG_MESH == 0 {
+                level.launched = level.launched.saturating_add(indirect[0].saturating_mul(indirect[1]));
+            }
             let dispatch = NodeDispatch {
                 indirect,
                 workgroup_count: groups,

@@ -2,7 +2,8 @@
 //! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
 //! objects ([`pipeline`], sharing kernels between stages through [`kernels`]
 //! and across creations through [`lowered_cache`],
-//! with [`dump`] writing node SPIR-V and [`describe`] the graph on request), GPU
+//! with [`dump`] writing node SPIR-V and [`describe`] the graph on request;
+//! mesh nodes are lowered and compiled as graphics pipelines in [`mesh`]), GPU
 //! timestamps per pass ([`profile`], on request), counts per level and node
 //! ([`statistics`], on request), and the recording of graph dispatches
 //! ([`record`], with its primitives in [`commands`], the host-built first
@@ -15,6 +16,7 @@ pub mod entry;
 pub mod kernels;
 pub mod link;
 pub mod lowered_cache;
+pub mod mesh;
 pub mod pipeline;
 pub mod profile;
 pub mod record;

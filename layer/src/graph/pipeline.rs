@@ -10,11 +10,12 @@ use super::link::{self, Graph, LinkError, NodeDecl};
 use super::scratch::FixedLayout;
 use crate::amdx;
 use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
-use crate::state::device::NodeStage;
+use crate::state::device::{MeshNode, NodeStage};
 use crate::state::DeviceState;
 use ash::vk;
 use meta_shaders::NodeSchedule;
 use spirv_lowering::{LaunchMode, LowerError, LowerOptions, SpecMap};
+use std::sync::Arc;
 
 /// Lanes a packed thread-node workgroup runs (a multiple of every common
 /// subgroup size: lavapipe 8, NVIDIA 32, AMD 64).
@@ -54,9 +55,12 @@ fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
 /// One node's driver pipeline.
 #[derive(Debug)]
 pub struct NodePipeline {
+    /// A compute pipeline, or a mesh node's graphics pipeline.
     pub pipeline: vk::Pipeline,
     pub name: String,
     pub index: u32,
+    /// A mesh node: its graphics pipeline, layout and push block.
+    pub mesh: Option<Arc<MeshNode>>,
 }
 
 /// An execution graph pipeline the application created.
@@ -69,7 +73,8 @@ pub struct GraphPipeline {
     pub schedules: Vec<NodeSchedule>,
     /// Per node, in slot order; nodes with the same kernel share a pipeline.
     pub nodes: Vec<NodePipeline>,
-    /// The distinct node pipelines (see [`super::kernels`]).
+    /// The distinct compute node pipelines (see [`super::kernels`]); mesh
+    /// nodes' pipelines belong to their libraries.
     pub kernels: Vec<vk::Pipeline>,
     /// Per stage (node slot order), what creating its kernel took, for
     /// `VK_EXT_pipeline_creation_feedback` (zero time for a shared kernel).
@@ -91,7 +96,7 @@ pub struct MetaPipelines {
 
 /// Specialization values as the lowering reads them (32-bit constants; a
 /// 64-bit constant contributes its low word, a bool its `VkBool32`).
-fn spec_map(stage: &NodeStage) -> SpecMap {
+pub(crate) fn spec_map(stage: &NodeStage) -> SpecMap {
     stage
         .specialization
         .iter()
@@ -263,6 +268,17 @@ pub fn create_graph(
         let mut info = infos.iter().find(|n| n.name == stage.entry_point).cloned().ok_or_else(|| {
             GraphError::Stage { stage: i, what: format!("no GLCompute entry point named \"{}\"", stage.entry_point) }
         })?;
+        if info.mesh != stage.mesh.is_some() {
+            return Err(GraphError::Stage {
+                stage: i,
+                what: format!(
+                    "node \"{}\" is a {} shader; mesh nodes join a graph as graphics pipeline libraries \
+                     (VK_AMDX_shader_enqueue revision 2), compute nodes as compute stages",
+                    stage.entry_point,
+                    if info.mesh { "MeshEXT" } else { "GLCompute" }
+                ),
+            });
+        }
         if info.input_needs_contiguous_records {
             // The runtime lists records by reference; it does not yet copy a
             // workgroup's records side by side for code that steps between them.
@@ -280,6 +296,7 @@ pub fn create_graph(
         let index = if stage.node_index == amdx::SHADER_INDEX_UNUSED { info.shader_index } else { stage.node_index };
         decls.push(NodeDecl { name, index, info });
     }
+    check_mesh_dynamic_states(stages)?;
     let graph = link::link(decls)?;
     for note in &graph.notes {
         tracing::warn!("vkCreateExecutionGraphPipelinesAMDX: {note}");
@@ -298,6 +315,24 @@ pub fn create_graph(
             }
         };
         dump("input", &stage.words);
+        if let Some(mesh) = &stage.mesh {
+            // Lowered and compiled with the library (see `mesh`).
+            stage_feedback
+                .push(vk::PipelineCreationFeedback { flags: vk::PipelineCreationFeedbackFlags::VALID, duration: 0 });
+            let mut node_schedule = schedule(&mesh.info, mesh.records_per_workgroup);
+            node_schedule.flags |= spirv_lowering::abi::SCHEDULE_FLAG_MESH;
+            if node.decl.info.is_api_entry {
+                node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
+            }
+            schedules.push(node_schedule);
+            nodes.push(NodePipeline {
+                pipeline: mesh.pipeline,
+                name: node.decl.name.clone(),
+                index: node.decl.index,
+                mesh: Some(mesh.clone()),
+            });
+            continue;
+        }
         let options = LowerOptions {
             entry_point: stage.entry_point.clone(),
             push_offset,
@@ -338,7 +373,7 @@ pub fn create_graph(
             node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
         }
         schedules.push(node_schedule);
-        nodes.push(NodePipeline { pipeline, name: node.decl.name.clone(), index: node.decl.index });
+        nodes.push(NodePipeline { pipeline, name: node.decl.name.clone(), index: node.decl.index, mesh: None });
     }
     let handle = placeholder_pipeline(device, cache, app_layout, flags)?;
     // Success: the graph owns them now.
@@ -350,6 +385,33 @@ pub fn create_graph(
         super::describe::write(dir, graph_number, &created);
     }
     Ok(created)
+}
+
+/// Revision 2: "All graphics pipelines in an execution graph must use the
+/// same set of dynamic states".
+fn check_mesh_dynamic_states(stages: &[NodeStage]) -> Result<(), GraphError> {
+    let mut meshes = stages.iter().enumerate().filter_map(|(i, s)| Some((i, s.mesh.as_ref()?)));
+    let Some((_, first)) = meshes.next() else { return Ok(()) };
+    let sorted = |m: &MeshNode| {
+        let mut d: Vec<i32> = m.dynamic_states.iter().map(|s| s.as_raw()).collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    };
+    let want = sorted(first);
+    for (i, mesh) in meshes {
+        if sorted(mesh) != want {
+            return Err(GraphError::Stage {
+                stage: i,
+                what: format!(
+                    "mesh node pipeline {:?} has the dynamic states {:?}, another mesh node of the graph {:?}; \
+                     every graphics pipeline of a graph must use the same set",
+                    mesh.pipeline, mesh.dynamic_states, first.dynamic_states
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The node layout of a graph under construction, destroyed if creation fails.
@@ -367,6 +429,11 @@ impl Drop for LayoutGuard<'_> {
 }
 
 impl GraphPipeline {
+    /// The graph has mesh nodes (it must be dispatched inside dynamic rendering).
+    pub fn has_mesh_nodes(&self) -> bool {
+        self.nodes.iter().any(|n| n.mesh.is_some())
+    }
+
     /// Destroys every driver object of the graph (the handle included).
     pub fn destroy(&self, device: &DeviceState) {
         let fp = device.dispatch.fp.fp_v1_0();

@@ -11,14 +11,25 @@
 //! 3. the status words copied for the host, and the application's compute
 //!    state (pipeline, descriptor sets, push descriptors, push constants)
 //!    bound again.
+//!
+//! A graph with mesh nodes is dispatched inside a dynamic rendering
+//! instance, where no compute work may run. The layer ends the
+//! application's instance before step 1; at each level with mesh nodes it
+//! draws them (`vkCmdDrawMeshTasksIndirectEXT` on their `NodeDispatch`)
+//! in a part of the instance it begins and ends with `LOAD`/`STORE`,
+//! before the level's compute dispatches (mesh nodes read their records
+//! where that level's nodes do, and the next level overwrites them); after
+//! the last level it begins the part the application goes on recording in,
+//! with its own store operations and resolves, and binds its graphics
+//! state again.
 
-use super::commands::{restore_compute_state, Recorder};
+use super::commands::{restore_compute_state, restore_graphics_state, Recorder};
 use super::entry::{entry_level, EntryLevel};
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
 use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, FIRST_TAG, STATUS_WORDS};
 use super::statistics::{self, Statistics};
-use crate::state::command_buffer::CommandBufferState;
+use crate::state::command_buffer::{CommandBufferState, RenderingInstance};
 use crate::state::DeviceState;
 use ash::vk;
 use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
@@ -120,6 +131,9 @@ struct Dispatch<'a> {
     status: Option<(vk::Buffer, u32)>,
     /// Where the per-level counts go, when the `statistics` setting is on.
     stats: Option<(vk::Buffer, Statistics)>,
+    /// The application's rendering instance, which a graph with mesh nodes
+    /// suspends (see the module doc).
+    rendering: Option<&'a RenderingInstance>,
 }
 
 impl Dispatch<'_> {
@@ -298,6 +312,50 @@ impl Dispatch<'_> {
         }
     }
 
+    /// Ends the application's rendering instance before a graph with mesh
+    /// nodes runs its compute work.
+    fn suspend_rendering(&self) {
+        if self.rendering.is_some() {
+            self.r.end_rendering();
+            self.r.after_rendering();
+        }
+    }
+
+    /// Level `d`'s mesh nodes `slots`, drawn in a part of the application's
+    /// rendering instance.
+    fn draw_mesh_nodes(&self, d: usize, slots: &[usize]) {
+        let (r, graph) = (&self.r, self.graph);
+        let Some(rendering) = self.rendering else { return };
+        r.before_drawing();
+        r.begin_rendering(rendering, false);
+        for &slot in slots {
+            let node = &graph.nodes[slot];
+            let Some(mesh) = &node.mesh else { continue };
+            let pass = || Pass { kind: "mesh", level: Some(d as u32), node: Some((node.name.clone(), node.index)) };
+            r.label(
+                || format!("mesh node \"{}\" [{}]", node.name, node.index),
+                || {
+                    r.pass(pass, || {
+                        let dispatch = self.dispatch_offset(d % 2, slot);
+                        r.bind_at(vk::PipelineBindPoint::GRAPHICS, mesh.pipeline);
+                        r.bind_sets_at(vk::PipelineBindPoint::GRAPHICS, &self.cb_state.graph, Some(mesh.layout));
+                        r.push_app_constants(self.cb_state, mesh.layout, false);
+                        let push = NodePush {
+                            dispatch: self.base() + dispatch,
+                            ctx: self.context(),
+                            level: d as u32,
+                            slot: slot as u32,
+                        };
+                        r.push_to(mesh.layout, mesh.push_stages, mesh.push_offset, &push);
+                        r.draw_mesh_indirect(dispatch);
+                    })
+                },
+            );
+        }
+        r.end_rendering();
+        r.after_rendering();
+    }
+
     /// Every level: the node dispatches, then a barrier (the level's last
     /// workgroup has set up the next level by then).
     fn run_levels(&self, levels: &[BTreeSet<usize>]) {
@@ -307,9 +365,14 @@ impl Dispatch<'_> {
             r.label(
                 || format!("level {d}"),
                 || {
+                    let (drawn, launched): (Vec<usize>, Vec<usize>) =
+                        level.iter().partition(|&&slot| graph.nodes[slot].mesh.is_some());
+                    if !drawn.is_empty() {
+                        self.draw_mesh_nodes(d, &drawn);
+                    }
                     r.bind_sets(&self.cb_state.graph, Some(graph.layout));
                     r.push_app_constants(self.cb_state, graph.layout, true);
-                    for &slot in level {
+                    for &slot in &launched {
                         let node = &graph.nodes[slot];
                         let pass = || Pass {
                             kind: "node",
@@ -341,6 +404,10 @@ impl Dispatch<'_> {
         }
         self.copy_status();
         restore_compute_state(r, self.cb_state);
+        if let Some(rendering) = self.rendering {
+            r.begin_rendering(rendering, true);
+            restore_graphics_state(r, self.cb_state);
+        }
     }
 
     /// With the `statistics` setting, copies for the host (see
@@ -452,7 +519,8 @@ impl<'a> DispatchArgs<'a> {
         let dynamic = layout_for(graph, &target)?;
         let r = Recorder { device, cb, target, profile };
         let stats = self.statistics(levels);
-        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats })
+        let rendering = cb_state.rendering.as_ref().filter(|_| graph.has_mesh_nodes());
+        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering })
     }
 
     /// Memory for the per-level counts of a dispatch running `levels`, when
@@ -505,6 +573,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput]) -> Result<Record
             if let Some(p) = &recording {
                 p.begin(run.r.fp(), run.r.cb);
             }
+            run.suspend_rendering();
             run.r.label(|| "graph inputs".into(), || run.host_entries(&entry));
             run.run_levels(&levels);
         },
@@ -531,6 +600,7 @@ pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Res
             if let Some(p) = &recording {
                 p.begin(run.r.fp(), run.r.cb);
             }
+            run.suspend_rendering();
             run.r.label(|| "graph inputs".into(), || run.device_entries(source));
             run.run_levels(&levels);
         },

@@ -1,7 +1,10 @@
 //! Shadow state of one command buffer: what is bound at the compute and the
 //! execution-graph bind points, so the graph runtime can bind the graph's
 //! resources for its own dispatches and restore the application's compute
-//! state afterwards. Pure bookkeeping; the hooks feed it.
+//! state afterwards; on devices with mesh nodes also the graphics bind
+//! point, the dynamic rendering instance being recorded and the viewports
+//! and scissors, which drawing mesh nodes suspends and restores. Pure
+//! bookkeeping; the hooks feed it.
 
 use ash::vk;
 
@@ -61,6 +64,14 @@ fn slot<T: Clone>(v: &mut Vec<Option<T>>, index: usize) -> &mut Option<T> {
     &mut v[index]
 }
 
+/// `v[first..first + items.len()] = items`, growing `v` with defaults.
+fn write_from<T: Copy + Default>(v: &mut Vec<T>, first: usize, items: &[T]) {
+    if v.len() < first + items.len() {
+        v.resize(first + items.len(), T::default());
+    }
+    v[first..first + items.len()].copy_from_slice(items);
+}
+
 impl BindPointState {
     /// A set number bound one way forgets the other ways (Vulkan: binding
     /// sets and setting descriptor-buffer offsets disturb each other).
@@ -103,6 +114,31 @@ impl Default for PushConstants {
     }
 }
 
+/// One attachment of a dynamic rendering instance, as begun.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RenderingAttachment {
+    pub image_view: vk::ImageView,
+    pub image_layout: vk::ImageLayout,
+    pub resolve_mode: vk::ResolveModeFlags,
+    pub resolve_image_view: vk::ImageView,
+    pub resolve_image_layout: vk::ImageLayout,
+    /// The application's store operation (the layer records `STORE`, so
+    /// that a suspension for mesh nodes keeps the contents).
+    pub store_op: vk::AttachmentStoreOp,
+}
+
+/// The `vkCmdBeginRendering` being recorded (its `pNext` chain is not kept).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RenderingInstance {
+    pub flags: vk::RenderingFlags,
+    pub render_area: vk::Rect2D,
+    pub layer_count: u32,
+    pub view_mask: u32,
+    pub color: Vec<Option<RenderingAttachment>>,
+    pub depth: Option<RenderingAttachment>,
+    pub stencil: Option<RenderingAttachment>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct CommandBufferState {
     pub pool: vk::CommandPool,
@@ -111,6 +147,14 @@ pub(crate) struct CommandBufferState {
     pub secondary: bool,
     pub compute: BindPointState,
     pub graph: BindPointState,
+    /// Tracked on devices with mesh nodes only.
+    pub graphics: BindPointState,
+    /// The dynamic rendering instance open (devices with mesh nodes only).
+    pub rendering: Option<RenderingInstance>,
+    /// `vkCmdSetViewport` (x, y, width, height, min and max depth) /
+    /// `vkCmdSetScissor` (devices with mesh nodes only).
+    pub viewports: Vec<[f32; 6]>,
+    pub scissors: Vec<vk::Rect2D>,
     pub push_constants: PushConstants,
     /// A hook panicked while recording: `vkEndCommandBuffer` must fail.
     pub poisoned: bool,
@@ -141,6 +185,7 @@ impl CommandBufferState {
         match bind_point {
             vk::PipelineBindPoint::COMPUTE => Some(&mut self.compute),
             crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH => Some(&mut self.graph),
+            vk::PipelineBindPoint::GRAPHICS => Some(&mut self.graphics),
             _ => None,
         }
     }
@@ -234,6 +279,32 @@ impl CommandBufferState {
         *slot(&mut state.embedded_samplers, index) = Some(layout);
     }
 
+    /// Records `vkCmdSetViewport` (`set_scissor`: `vkCmdSetScissor`).
+    pub(crate) fn set_viewports(&mut self, first: u32, viewports: &[vk::Viewport]) {
+        let values: Vec<[f32; 6]> =
+            viewports.iter().map(|v| [v.x, v.y, v.width, v.height, v.min_depth, v.max_depth]).collect();
+        write_from(&mut self.viewports, first as usize, &values);
+    }
+
+    /// The viewports as `vkCmdSetViewport` takes them.
+    pub(crate) fn viewports(&self) -> Vec<vk::Viewport> {
+        self.viewports
+            .iter()
+            .map(|&[x, y, width, height, min_depth, max_depth]| vk::Viewport {
+                x,
+                y,
+                width,
+                height,
+                min_depth,
+                max_depth,
+            })
+            .collect()
+    }
+
+    pub(crate) fn set_scissors(&mut self, first: u32, scissors: &[vk::Rect2D]) {
+        write_from(&mut self.scissors, first as usize, scissors);
+    }
+
     /// Records `vkCmdPushConstants`; bytes past [`PushConstants::MAX_BYTES`]
     /// are ignored (the driver rejects them anyway).
     pub(crate) fn push_constants(
@@ -305,11 +376,13 @@ mod tests {
     }
 
     #[test]
-    fn graph_bind_point_is_tracked_separately_and_other_points_ignored() {
+    fn bind_points_are_tracked_separately_and_ray_tracing_ignored() {
         let mut cb = CommandBufferState::default();
         cb.bind_sets(crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH, layout(2), 0, &[set(5)], &[], &[]);
         cb.bind_sets(vk::PipelineBindPoint::GRAPHICS, layout(3), 0, &[set(6)], &[], &[]);
+        cb.bind_sets(vk::PipelineBindPoint::RAY_TRACING_KHR, layout(4), 0, &[set(7)], &[], &[]);
         assert_eq!(cb.graph.sets[0].as_ref().unwrap().set, set(5));
+        assert_eq!(cb.graphics.sets[0].as_ref().unwrap().set, set(6));
         assert!(cb.compute.sets.is_empty());
     }
 
@@ -345,6 +418,17 @@ mod tests {
         let pushed = cb.compute.pushed_sets[0].as_ref().unwrap();
         assert_eq!(pushed.writes.len(), 2);
         assert_eq!(pushed.writes[1], write(0, 9));
+    }
+
+    #[test]
+    fn viewports_and_scissors_keep_the_latest_per_index() {
+        let mut cb = CommandBufferState::default();
+        let vp = |x: f32| vk::Viewport { x, width: 8.0, height: 8.0, max_depth: 1.0, ..Default::default() };
+        cb.set_viewports(0, &[vp(0.0), vp(1.0)]);
+        cb.set_viewports(1, &[vp(5.0), vp(6.0)]);
+        assert_eq!(cb.viewports().iter().map(|v| v.x).collect::<Vec<_>>(), vec![0.0, 5.0, 6.0]);
+        cb.set_scissors(2, &[vk::Rect2D::default()]);
+        assert_eq!(cb.scissors.len(), 3);
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub(crate) struct DeviceState {
     pub physical: Arc<PhysicalDeviceState>,
     /// The application enabled `VK_AMDX_shader_enqueue` and the layer emulates it.
     pub emulated: bool,
+    /// The application enabled `shaderMeshEnqueue` (the layer enabled
+    /// `VK_EXT_mesh_shader` below): mesh nodes can be created and drawn.
+    pub mesh_enqueue: bool,
     pub resources: Mutex<Resources>,
     pub command_buffers: RwLock<HandleMap<vk::CommandBuffer, Mutex<CommandBufferState>>>,
     /// Where graph dispatches leave their status for the host (created on first use).
@@ -60,6 +63,40 @@ pub(crate) struct NodeStage {
     pub node_name: Option<String>,
     pub node_index: u32,
     pub specialization: Vec<(u32, Vec<u8>)>,
+    /// A mesh node: the graphics pipeline the layer made of it.
+    pub mesh: Option<Arc<MeshNode>>,
+}
+
+/// A mesh node: a graphics pipeline the application created with the
+/// library + execution-graph flags. Its mesh shader is lowered when it is
+/// created (a mesh node has no outputs, so its kernel does not depend on
+/// the graph it joins) and compiled with the application's graphics state
+/// into a complete driver pipeline, which the application's handle names.
+#[derive(Debug)]
+pub(crate) struct MeshNode {
+    /// The driver pipeline (also the handle the application holds).
+    pub pipeline: vk::Pipeline,
+    /// The application's layout with the runtime's push block appended.
+    pub layout: vk::PipelineLayout,
+    pub push_offset: u32,
+    /// Stages of the push-constant range holding the runtime's block.
+    pub push_stages: vk::ShaderStageFlags,
+    pub info: spirv_lowering::NodeShaderInfo,
+    pub records_per_workgroup: u32,
+    /// The pipeline's dynamic states (the graph checks they agree).
+    pub dynamic_states: Vec<vk::DynamicState>,
+}
+
+impl MeshNode {
+    /// Destroys the driver objects (once no graph uses them).
+    pub(crate) fn destroy(&self, device: &DeviceState) {
+        let fp = device.dispatch.fp.fp_v1_0();
+        // SAFETY: the layer's own objects on this device.
+        unsafe {
+            (fp.destroy_pipeline)(device.handle(), self.pipeline, std::ptr::null());
+            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
+        }
+    }
 }
 
 /// What the runtime needs of an application pipeline layout: node kernels
@@ -81,6 +118,9 @@ pub(crate) struct Resources {
     pub scratch_by_address: BTreeMap<vk::DeviceAddress, vk::Buffer>,
     /// Node stages of library pipelines, by the handle given to the application.
     pub node_libraries: HandleMap<vk::Pipeline, NodeStage>,
+    /// Mesh nodes destroyed by the application while a graph still used
+    /// them: destroyed with the last such graph (see [`Resources::sweep_meshes`]).
+    pub retired_meshes: Vec<Arc<MeshNode>>,
     /// Dynamic descriptors per set layout (to split `pDynamicOffsets` per set).
     pub set_layout_dynamic_counts: HandleMap<vk::DescriptorSetLayout, u32>,
     pub pipeline_layouts: HandleMap<vk::PipelineLayout, Arc<PipelineLayoutInfo>>,
@@ -96,6 +136,17 @@ pub(crate) struct Resources {
     /// Push-descriptor update templates, with the bind point the
     /// application named (see `ffi::templates`).
     pub push_templates: HandleMap<vk::DescriptorUpdateTemplate, PushTemplate>,
+}
+
+impl Resources {
+    /// The retired mesh nodes no graph uses any more, taken out of the list
+    /// for the caller to destroy.
+    pub(crate) fn sweep_meshes(&mut self) -> Vec<Arc<MeshNode>> {
+        let (free, kept) =
+            std::mem::take(&mut self.retired_meshes).into_iter().partition(|m| Arc::strong_count(m) == 1);
+        self.retired_meshes = kept;
+        free
+    }
 }
 
 /// A push-descriptor update template as the application created it.

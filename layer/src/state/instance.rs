@@ -25,6 +25,8 @@ pub(crate) struct PhysicalDeviceState {
     /// Optional features the layer enables when present (see `ffi::device_features`).
     pub optional: OptionalFeatures,
     pub has_maintenance5: bool,
+    /// `VK_EXT_mesh_shader` with `meshShader`: `shaderMeshEnqueue` is offered.
+    pub mesh_shader: bool,
     /// The device's version as the application sees it is 1.3 or later, so
     /// the layer may chain `VkPipelineCreationFeedbackCreateInfo` (core 1.3)
     /// to its own pipelines.
