@@ -17,7 +17,7 @@
 //! Modules: [`env`] (loader environment, once per process), [`instance`],
 //! [`device`], [`buffer`], [`compute`], [`messages`] (validation messages),
 //! [`amdx`] (revision-2 structs ash lacks), [`descriptor_heap`] (descriptor
-//! buffers), [`error`].
+//! buffers), [`mesh`] (the mesh-node scene), [`error`].
 
 pub mod amdx;
 pub mod buffer;
@@ -29,6 +29,7 @@ pub mod env;
 pub mod error;
 pub mod graph;
 pub mod instance;
+pub mod mesh;
 pub mod messages;
 pub mod models;
 

@@ -95,7 +95,18 @@ fn features2_fill_amdx_features() {
     unsafe { inst.instance.get_physical_device_features2(pd, &mut f2) };
     let int64 = f2.features.shader_int64;
     assert_eq!(amdx.shader_enqueue, vk::TRUE);
-    assert_eq!(amdx.shader_mesh_enqueue, vk::FALSE);
+    // Mesh nodes exactly where the driver has VK_EXT_mesh_shader's meshShader.
+    let mut mesh = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
+    let listed = inst.device_extensions(pd).expect("extensions").iter().any(|(n, _)| n == "VK_EXT_mesh_shader");
+    if listed {
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut mesh);
+        // SAFETY: valid physical device and output chain.
+        unsafe { inst.instance.get_physical_device_features2(pd, &mut f2) };
+    }
+    assert_eq!(amdx.shader_mesh_enqueue, mesh.mesh_shader);
+    if conformance_tests::env::modern_lane_required() {
+        assert_eq!(amdx.shader_mesh_enqueue, vk::TRUE, "the modern lane's driver has mesh shaders");
+    }
     // Structs around ours are still filled by the driver.
     assert_eq!(v12.buffer_device_address, vk::TRUE);
     assert_eq!(v12.timeline_semaphore, vk::TRUE);
