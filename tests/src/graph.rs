@@ -257,6 +257,16 @@ impl<'d> TestGraph<'d> {
         self.record_pipeline(cb, self.pipeline, scratch, init, dispatches);
     }
 
+    /// Records binding `pipeline` (this graph or one sharing its layout) and set 0.
+    pub fn bind(&self, cb: vk::CommandBuffer, pipeline: vk::Pipeline) {
+        let (d, bind) = (&self.dev.device, PIPELINE_BIND_POINT_EXECUTION_GRAPH);
+        // SAFETY: `cb` is recording on this graph's device; the handles are ours.
+        unsafe {
+            d.cmd_bind_pipeline(cb, bind, pipeline);
+            d.cmd_bind_descriptor_sets(cb, bind, self.layout, 0, &[self.set], &[]);
+        }
+    }
+
     /// [`Self::record`] for another graph `pipeline` sharing this graph's layout and set.
     pub fn record_pipeline(
         &self,
@@ -266,17 +276,14 @@ impl<'d> TestGraph<'d> {
         init: bool,
         dispatches: &[(u32, &[u8], u32, u64)],
     ) {
-        let d = &self.dev.device;
         let address = scratch.address.unwrap_or(0);
         let infos: Vec<vk::DispatchGraphInfoAMDX> = dispatches
             .iter()
             .map(|&(node, bytes, count, stride)| graph::host_payloads(node, bytes, count, stride))
             .collect();
-        let bind = PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+        self.bind(cb, pipeline);
         // SAFETY: recording valid commands; every array lives across the calls.
         unsafe {
-            d.cmd_bind_pipeline(cb, bind, pipeline);
-            d.cmd_bind_descriptor_sets(cb, bind, self.layout, 0, &[self.set], &[]);
             if init {
                 (self.fns.init_scratch)(cb, pipeline, address, scratch.size);
                 self.dev.compute_barrier(cb);

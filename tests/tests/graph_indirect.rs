@@ -8,7 +8,6 @@ use ash::vk;
 use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
-use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
 /// A `VkDispatchGraphInfoAMDX` as 6 words.
 fn info(node: u32, count: u32, payloads: u64, stride: u64) -> [u32; 6] {
@@ -53,18 +52,9 @@ fn indirect_and_indirect_count_dispatches() {
         for use_count_info in [false, true] {
             uav.write_u32(&[0; 8]).expect("clear");
             dev.submit_once(|cb| {
-                let d = &dev.device;
                 // SAFETY: recording valid commands.
                 unsafe {
-                    d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.pipeline);
-                    d.cmd_bind_descriptor_sets(
-                        cb,
-                        PIPELINE_BIND_POINT_EXECUTION_GRAPH,
-                        graph.layout,
-                        0,
-                        &[graph.set],
-                        &[],
-                    );
+                    graph.bind(cb, graph.pipeline);
                     (graph.fns.init_scratch)(cb, graph.pipeline, scratch_address, scratch.size);
                     if use_count_info {
                         indirect_count(cb, scratch_address, scratch.size, count_info.address.expect("address"));

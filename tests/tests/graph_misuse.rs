@@ -9,7 +9,6 @@ use ash::vk;
 use conformance_tests::dxc_models::bytes_of;
 use conformance_tests::graph::{Stage, TestGraph};
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
-use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
 const SHARES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/21_shares_input.spv");
 
@@ -83,11 +82,9 @@ fn misuse_records_nothing() {
             stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
         };
         dev.submit_once(|cb| {
-            let d = &dev.device;
             // SAFETY: recording; every misuse below is answered by the layer, not the driver.
             unsafe {
-                d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.pipeline);
-                d.cmd_bind_descriptor_sets(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.layout, 0, &[graph.set], &[]);
+                graph.bind(cb, graph.pipeline);
                 (graph.fns.init_scratch)(cb, graph.pipeline, address, min);
                 (graph.fns.dispatch)(cb, address, min, std::ptr::null());
                 indirect(cb, address, min, std::ptr::null());
@@ -133,12 +130,10 @@ fn hostile_host_counts_are_rejected_before_allocating() {
         };
         let before = peak_rss_kib();
         dev.submit_once(|cb| {
-            let d = &dev.device;
             // SAFETY: recording; the layer must reject each dispatch before
             // reading past the one info (or the one payload) given.
             unsafe {
-                d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.pipeline);
-                d.cmd_bind_descriptor_sets(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.layout, 0, &[graph.set], &[]);
+                graph.bind(cb, graph.pipeline);
                 (graph.fns.init_scratch)(cb, graph.pipeline, address, min);
                 (graph.fns.dispatch)(cb, address, min, &count_info(&all_ones, 1));
                 (graph.fns.dispatch)(cb, address, min, &count_info(&many, 1));

@@ -10,7 +10,6 @@ use ash::vk;
 use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
-use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
 const GUARD: u64 = 4096;
 const PATTERN: u32 = 0xA5A5_5A5A;
@@ -42,7 +41,6 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
             uav.write_u32(&[0; 8]).expect("clear");
             let scratch = buffer.address.expect("address") + GUARD;
             dev.submit_once(|cb| {
-                let d = &dev.device;
                 let count_info_infos = [vk::DispatchGraphInfoAMDX {
                     node_index: 0,
                     payload_count: first.len() as u32,
@@ -56,15 +54,7 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
                 };
                 // SAFETY: recording valid commands; the arrays live across the calls.
                 unsafe {
-                    d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.pipeline);
-                    d.cmd_bind_descriptor_sets(
-                        cb,
-                        PIPELINE_BIND_POINT_EXECUTION_GRAPH,
-                        graph.layout,
-                        0,
-                        &[graph.set],
-                        &[],
-                    );
+                    graph.bind(cb, graph.pipeline);
                     (graph.fns.init_scratch)(cb, graph.pipeline, scratch, size);
                     (graph.fns.dispatch)(cb, scratch, size, &count_info);
                     dev.host_read_barrier(cb);
