@@ -5,6 +5,7 @@
 use ash::vk;
 
 use demo::gpu::{Buffer, Gpu};
+use vk_host::submit::memory_barrier;
 
 /// Buffer usage of every benchmark buffer (storage, indirect, transfers).
 pub fn usage() -> vk::BufferUsageFlags {
@@ -30,20 +31,15 @@ pub fn end(gpu: &Gpu, cb: vk::CommandBuffer) -> Result<(), String> {
 /// A global memory barrier, all writes of `src` visible to all reads/writes of `dst`.
 pub fn barrier(gpu: &Gpu, cb: vk::CommandBuffer, src: vk::PipelineStageFlags, dst: vk::PipelineStageFlags) {
     let all = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-    let b = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::MEMORY_WRITE).dst_access_mask(all);
-    // SAFETY: `cb` is recording outside a render pass.
-    unsafe { gpu.device.cmd_pipeline_barrier(cb, src, dst, vk::DependencyFlags::empty(), &[b], &[], &[]) };
+    memory_barrier(&gpu.device, cb, (src, vk::AccessFlags::MEMORY_WRITE), (dst, all));
 }
 
 /// Compute-to-compute (and indirect-argument) barrier, as between passes.
 pub fn compute_barrier(gpu: &Gpu, cb: vk::CommandBuffer) {
     let dst = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT;
-    let b = vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(
-        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
-    );
-    let src = vk::PipelineStageFlags::COMPUTE_SHADER;
-    // SAFETY: `cb` is recording outside a render pass.
-    unsafe { gpu.device.cmd_pipeline_barrier(cb, src, dst, vk::DependencyFlags::empty(), &[b], &[], &[]) };
+    let reads = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ;
+    let src = (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
+    memory_barrier(&gpu.device, cb, src, (dst, reads));
 }
 
 /// Transfer writes before compute work.

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use ash::vk;
 
-use demo::amdx::Features;
+use vk_amdx::PhysicalDeviceShaderEnqueueFeatures;
 
 /// The best physical device whose `shaderEnqueue` feature is true.
 pub fn pick(instance: &ash::Instance) -> Result<vk::PhysicalDevice, String> {
@@ -15,7 +15,7 @@ pub fn pick(instance: &ash::Instance) -> Result<vk::PhysicalDevice, String> {
         unsafe { instance.enumerate_physical_devices() }.map_err(|e| format!("vkEnumeratePhysicalDevices: {e:?}"))?;
     let mut best: Option<(u32, vk::PhysicalDevice)> = None;
     for pd in devices {
-        let mut f = Features::default();
+        let mut f = PhysicalDeviceShaderEnqueueFeatures::default();
         let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f);
         // SAFETY: valid physical device; output chain of locals.
         unsafe { instance.get_physical_device_features2(pd, &mut f2) };

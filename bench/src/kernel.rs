@@ -5,15 +5,13 @@
 use ash::vk;
 
 use demo::gpu::{Buffer, Gpu};
-use demo::vkutil;
+use vk_host::pipeline::{compute_pipeline, shader_module, spirv_words};
+use vk_host::StorageBindings;
 
 /// Compute pipelines, their shared layout and descriptor set; destroyed on drop.
 pub struct Kernels<'d> {
     device: &'d ash::Device,
-    set_layout: vk::DescriptorSetLayout,
-    layout: vk::PipelineLayout,
-    pool: vk::DescriptorPool,
-    set: vk::DescriptorSet,
+    bindings: StorageBindings,
     modules: Vec<vk::ShaderModule>,
     pipelines: Vec<vk::Pipeline>,
 }
@@ -22,100 +20,28 @@ impl<'d> Kernels<'d> {
     /// One pipeline per SPIR-V blob of `spvs` (entry `main`), with
     /// `storage[i]` bound at binding `i` of set 0.
     pub fn new(gpu: &'d Gpu, spvs: &[&[u8]], storage: &[&Buffer<'_>]) -> Result<Self, String> {
-        let mut k = Kernels {
-            device: &gpu.device,
-            set_layout: vk::DescriptorSetLayout::null(),
-            layout: vk::PipelineLayout::null(),
-            pool: vk::DescriptorPool::null(),
-            set: vk::DescriptorSet::null(),
-            modules: Vec::new(),
-            pipelines: Vec::new(),
-        };
-        k.create_layout(storage)?;
+        let d = &gpu.device;
+        let bindings = StorageBindings::new(d, storage.len() as u32, 16)?;
+        // From here `k` destroys everything on drop, also on error paths.
+        let mut k = Kernels { device: d, bindings, modules: Vec::new(), pipelines: Vec::new() };
+        let buffers: Vec<vk::Buffer> = storage.iter().map(|b| b.buffer).collect();
+        k.bindings.write(d, &buffers);
         for spv in spvs {
-            k.create_pipeline(spv)?;
+            k.modules.push(shader_module(d, &spirv_words(spv)?)?);
+            k.pipelines.push(compute_pipeline(d, k.modules[k.modules.len() - 1], c"main", bindings.layout)?);
         }
         Ok(k)
     }
 
-    fn create_layout(&mut self, storage: &[&Buffer<'_>]) -> Result<(), String> {
-        let d = self.device;
-        let count = storage.len() as u32;
-        let bindings: Vec<_> = (0..count)
-            .map(|b| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let err = |what: &'static str| move |e: vk::Result| format!("{what}: {e:?}");
-        let ranges = [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: 16 }];
-        // SAFETY: (whole block) valid device and create infos of locals;
-        // every object is stored in `self` at once and destroyed on drop.
-        unsafe {
-            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-            self.set_layout =
-                d.create_descriptor_set_layout(&info, None).map_err(err("vkCreateDescriptorSetLayout"))?;
-            let set_layouts = [self.set_layout];
-            let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges);
-            self.layout = d.create_pipeline_layout(&info, None).map_err(err("vkCreatePipelineLayout"))?;
-            let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: count }];
-            let info = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
-            self.pool = d.create_descriptor_pool(&info, None).map_err(err("vkCreateDescriptorPool"))?;
-            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.pool).set_layouts(&set_layouts);
-            let sets = d.allocate_descriptor_sets(&info).map_err(err("vkAllocateDescriptorSets"))?;
-            self.set = sets.first().copied().ok_or("vkAllocateDescriptorSets returned nothing")?;
-        }
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = storage
-            .iter()
-            .map(|b| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: 0, range: vk::WHOLE_SIZE }])
-            .collect();
-        let writes: Vec<_> = infos
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(self.set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
-        // SAFETY: valid set and buffers; the set is not in use.
-        unsafe { d.update_descriptor_sets(&writes, &[]) };
-        Ok(())
-    }
-
-    fn create_pipeline(&mut self, spv: &[u8]) -> Result<(), String> {
-        let d = self.device;
-        let words = vkutil::spirv_words(spv)?;
-        // SAFETY: valid device and code; the module is destroyed on drop.
-        let module = unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
-            .map_err(|e| format!("vkCreateShaderModule: {e:?}"))?;
-        self.modules.push(module);
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(c"main");
-        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout);
-        // SAFETY: valid create info of locals.
-        let pipelines = unsafe { d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
-            .map_err(|(_, e)| format!("vkCreateComputePipelines: {e:?}"))?;
-        self.pipelines.extend(pipelines);
-        Ok(())
-    }
-
     /// Binds pipeline `index` and the set, and pushes `p`.
     pub fn bind(&self, cb: vk::CommandBuffer, index: usize, p: [u32; 4]) {
-        let d = self.device;
+        let (d, layout) = (self.device, self.bindings.layout);
         let bytes: Vec<u8> = p.iter().flat_map(|w| w.to_le_bytes()).collect();
         // SAFETY: `cb` is recording; pipeline, layout and set are valid.
         unsafe {
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipelines[index]);
-            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, self.layout, 0, &[self.set], &[]);
-            d.cmd_push_constants(cb, self.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
+            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[self.bindings.set], &[]);
+            d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
         }
     }
 
@@ -149,9 +75,7 @@ impl Drop for Kernels<'_> {
             for &m in &self.modules {
                 d.destroy_shader_module(m, None);
             }
-            d.destroy_descriptor_pool(self.pool, None);
-            d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
+            self.bindings.destroy(d);
         }
     }
 }

@@ -29,18 +29,16 @@ mod report;
 mod scratch_search;
 mod workloads;
 
-use demo::{gpu, timer, vkutil};
+use demo::{gpu, vkutil};
 use std::ffi::CStr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use vk_host::{Timer, LAYER_NAME};
 
 use measure::Settings;
 use messages::Messages;
 use report::{Header, Row};
 use workloads::Ctx;
-
-/// Name of the layer the benchmark enables.
-const LAYER_NAME: &CStr = c"VK_LAYER_EMU_shader_enqueue";
 
 /// Every workload, in order.
 const ALL: [&str; 9] = [
@@ -209,7 +207,7 @@ fn run_on(
     if gpu.is_cpu {
         println!("(a CPU driver: timestamps are host clock readings as its worker runs the commands)");
     }
-    let timer = timer::Timer::new(&gpu)?.ok_or("the compute queue writes no timestamps")?;
+    let timer = Timer::new(&gpu.device, gpu.timestamps)?.ok_or("the compute queue writes no timestamps")?;
     let ctx = Ctx { gpu: &gpu, timer, settings: s, scratch_search: opts.scratch_search, messages };
     let rows = run_workloads(&ctx, &opts.only, opts.profile_child.as_deref())?;
     if opts.profile_child.is_some() {

@@ -9,7 +9,7 @@ use ash::vk;
 use crate::cmd;
 use demo::gpu::{Buffer, Gpu};
 use demo::graph::Graph;
-use demo::timer::Timer;
+use vk_host::Timer;
 
 /// How many times to run and how big the workloads are.
 #[derive(Debug, Clone, Copy)]

@@ -20,7 +20,6 @@ use ash::vk;
 
 use crate::cmd;
 use crate::workloads::Ctx;
-use demo::amdx;
 use demo::gpu::Buffer;
 use demo::graph::Graph;
 
@@ -140,7 +139,7 @@ fn bisect(
 fn check(ctx: &Ctx<'_>, probe: &Probe<'_>, cb: vk::CommandBuffer, bytes: u64) -> Result<Option<String>, String> {
     let gpu = ctx.gpu;
     let words = probe.want.len();
-    let usage = amdx::BUFFER_USAGE_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+    let usage = vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
     let scratch = gpu.buffer(bytes, usage, false)?;
     let host = cmd::host_buffer(gpu, 4 * words as u64)?;
     cmd::begin(gpu, cb)?;

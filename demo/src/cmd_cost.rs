@@ -21,7 +21,11 @@ use std::time::Instant;
 
 use ash::vk;
 
-use crate::{amdx, vkutil};
+use vk_host::pipeline::{compute_pipeline, shader_module, spirv_words};
+use vk_host::submit::{command_buffer, compute_family};
+use vk_host::StorageBindings;
+
+use crate::vkutil;
 
 /// The measured commands, in [`Cost`] order.
 pub const COMMANDS: [&str; 3] = ["vkCmdPushConstants", "vkCmdBindDescriptorSets", "vkCmdBindPipeline(COMPUTE)"];
@@ -66,8 +70,8 @@ impl PassThrough {
     pub fn new(entry: &ash::Entry, device_index: usize) -> Result<Self, String> {
         let rigs = [
             Rig::new(entry, &[], device_index, false)?,
-            Rig::new(entry, &[crate::LAYER_NAME], device_index, false)?,
-            Rig::new(entry, &[crate::LAYER_NAME], device_index, true)?,
+            Rig::new(entry, &[vk_host::LAYER_NAME], device_index, false)?,
+            Rig::new(entry, &[vk_host::LAYER_NAME], device_index, true)?,
         ];
         if !rigs[1].amdx_listed {
             return Err("the layered instance does not list VK_AMDX_shader_enqueue: layer not loaded?".into());
@@ -158,12 +162,10 @@ struct Rig {
     device: ash::Device,
     device_name: String,
     amdx_listed: bool,
-    set_layout: vk::DescriptorSetLayout,
-    layout: vk::PipelineLayout,
+    /// Binding 0 (never written: recording does not read it) and 12 bytes of push constants.
+    bindings: StorageBindings,
     module: vk::ShaderModule,
     pipeline: vk::Pipeline,
-    desc_pool: vk::DescriptorPool,
-    set: vk::DescriptorSet,
     pool: vk::CommandPool,
     cb: vk::CommandBuffer,
 }
@@ -184,12 +186,9 @@ impl Rig {
             device,
             device_name,
             amdx_listed,
-            set_layout: vk::DescriptorSetLayout::null(),
-            layout: vk::PipelineLayout::null(),
+            bindings: StorageBindings::default(),
             module: vk::ShaderModule::null(),
             pipeline: vk::Pipeline::null(),
-            desc_pool: vk::DescriptorPool::null(),
-            set: vk::DescriptorSet::null(),
             pool: vk::CommandPool::null(),
             cb: vk::CommandBuffer::null(),
         };
@@ -201,62 +200,16 @@ impl Rig {
     /// The layout, pipeline, set, pool and command buffer that get recorded.
     fn create_objects(&mut self, family: u32) -> Result<(), String> {
         let device = &self.device;
-        // SAFETY: every call gets valid handles of `device` and create infos
-        // pointing at live locals; each object is stored in `self` at once
-        // and destroyed on drop.
-        unsafe {
-            let bindings = [vk::DescriptorSetLayoutBinding::default()
-                .binding(0)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-            self.set_layout = device
-                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
-                .map_err(|e| format!("vkCreateDescriptorSetLayout: {e:?}"))?;
-            let set_layouts = [self.set_layout];
-            let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(12)];
-            self.layout = device
-                .create_pipeline_layout(
-                    &vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&ranges),
-                    None,
-                )
-                .map_err(|e| format!("vkCreatePipelineLayout: {e:?}"))?;
-            let words = vkutil::spirv_words(vkutil::SCALE_ADD_SPV)?;
-            self.module = device
-                .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
-                .map_err(|e| format!("vkCreateShaderModule: {e:?}"))?;
-            let stage = vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::COMPUTE)
-                .module(self.module)
-                .name(c"main");
-            self.pipeline = device
-                .create_compute_pipelines(
-                    vk::PipelineCache::null(),
-                    &[vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)],
-                    None,
-                )
-                .map_err(|(_, e)| format!("vkCreateComputePipelines: {e:?}"))?[0];
-            let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(1)];
-            self.desc_pool = device
-                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
-                .map_err(|e| format!("vkCreateDescriptorPool: {e:?}"))?;
-            self.set = device
-                .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.desc_pool).set_layouts(&set_layouts),
-                )
-                .map_err(|e| format!("vkAllocateDescriptorSets: {e:?}"))?[0];
-            self.pool = device
-                .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(family), None)
-                .map_err(|e| format!("vkCreateCommandPool: {e:?}"))?;
-            self.cb = device
-                .allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(self.pool)
-                        .level(vk::CommandBufferLevel::PRIMARY)
-                        .command_buffer_count(1),
-                )
-                .map_err(|e| format!("vkAllocateCommandBuffers: {e:?}"))?[0];
+        // Each object is stored in `self` at once and destroyed on drop.
+        self.bindings = StorageBindings::new(device, 1, 12)?;
+        self.module = shader_module(device, &spirv_words(vkutil::SCALE_ADD_SPV)?)?;
+        self.pipeline = compute_pipeline(device, self.module, c"main", self.bindings.layout)?;
+        // SAFETY: valid device and create info.
+        self.pool = unsafe {
+            device.create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(family), None)
         }
+        .map_err(|e| format!("vkCreateCommandPool: {e:?}"))?;
+        self.cb = command_buffer(device, self.pool)?;
         Ok(())
     }
 
@@ -264,7 +217,7 @@ impl Rig {
     fn measure(&self, iters: u32) -> Result<[f64; 3], String> {
         let d = &self.device;
         let push = [0u8; 12];
-        let sets = [self.set];
+        let (layout, sets) = (self.bindings.layout, [self.bindings.set]);
         let mut out = [0f64; 3];
         // SAFETY: cb belongs to `pool` of `d`, is not in use, and every
         // recorded handle is valid; the pool is reset after recording.
@@ -273,12 +226,12 @@ impl Rig {
                 .map_err(|e| format!("vkBeginCommandBuffer: {e:?}"))?;
             let t = Instant::now();
             for _ in 0..iters {
-                d.cmd_push_constants(self.cb, self.layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                d.cmd_push_constants(self.cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
             }
             out[0] = t.elapsed().as_nanos() as f64 / f64::from(iters);
             let t = Instant::now();
             for _ in 0..iters {
-                d.cmd_bind_descriptor_sets(self.cb, vk::PipelineBindPoint::COMPUTE, self.layout, 0, &sets, &[]);
+                d.cmd_bind_descriptor_sets(self.cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &sets, &[]);
             }
             out[1] = t.elapsed().as_nanos() as f64 / f64::from(iters);
             let t = Instant::now();
@@ -306,12 +259,12 @@ fn create_device(
         unsafe { instance.enumerate_physical_devices() }.map_err(|e| format!("vkEnumeratePhysicalDevices: {e:?}"))?;
     let pd = *pds.get(device_index).ok_or_else(|| format!("no physical device #{device_index}"))?;
     let (name, driver, _) = vkutil::describe(instance, pd);
-    let amdx_listed = !vkutil::extension_listings(instance, pd, amdx::EXTENSION_NAME)?.is_empty();
-    let family = vkutil::compute_family(instance, pd)?;
+    let amdx_listed = !vkutil::extension_listings(instance, pd, vk_amdx::EXTENSION_NAME)?.is_empty();
+    let family = compute_family(instance, pd)?;
     let priorities = [1.0f32];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-    let names = [amdx::EXTENSION_NAME.as_ptr()];
-    let mut features = amdx::Features { shader_enqueue: vk::TRUE, ..Default::default() };
+    let names = [vk_amdx::EXTENSION_NAME.as_ptr()];
+    let mut features = vk_amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
     let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
     if enable_amdx {
         info = info.enabled_extension_names(&names).push_next(&mut features);
@@ -328,11 +281,9 @@ impl Drop for Rig {
         // handles of objects never created are ignored.
         unsafe {
             d.destroy_command_pool(self.pool, None);
-            d.destroy_descriptor_pool(self.desc_pool, None);
             d.destroy_pipeline(self.pipeline, None);
             d.destroy_shader_module(self.module, None);
-            d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
+            self.bindings.destroy(d);
             d.destroy_device(None);
             self.instance.destroy_instance(None);
         }

@@ -23,11 +23,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use ash::vk;
-use demo::amdx::{self, Features, Properties};
 use demo::gpu::Gpu;
 use demo::graph::Graph;
-use demo::timer::Timer;
 use demo::{hello, picture, vkutil};
+use vk_amdx::{PhysicalDeviceShaderEnqueueFeatures, PhysicalDeviceShaderEnqueueProperties};
+use vk_host::{Timer, LAYER_NAME};
 
 /// How a run ended.
 enum Outcome {
@@ -81,8 +81,8 @@ fn parse_args() -> Result<(u32, Option<PathBuf>), String> {
 
 fn run(runs: u32, png: Option<&Path>) -> Result<Outcome, String> {
     let entry = ash::Entry::linked();
-    let instance = vkutil::create_instance(&entry, &[demo::LAYER_NAME])?;
-    println!("instance: Vulkan 1.3, layer {}", demo::LAYER_NAME.to_string_lossy());
+    let instance = vkutil::create_instance(&entry, &[LAYER_NAME])?;
+    println!("instance: Vulkan 1.3, layer {}", LAYER_NAME.to_string_lossy());
     let result = pick_device(&instance).and_then(|pd| match pd {
         Some(pd) => run_graph(&instance, pd, runs, png),
         None => Ok(Outcome::NoDevice),
@@ -130,7 +130,7 @@ fn type_rank(instance: &ash::Instance, pd: vk::PhysicalDevice) -> u32 {
 fn show_device(instance: &ash::Instance, index: usize, pd: vk::PhysicalDevice) -> Result<bool, String> {
     let (name, driver, info) = vkutil::describe(instance, pd);
     println!("\ndevice {index}: {name}\n  driver: {driver} ({info})");
-    let listings = vkutil::extension_listings(instance, pd, amdx::EXTENSION_NAME)?;
+    let listings = vkutil::extension_listings(instance, pd, vk_amdx::EXTENSION_NAME)?;
     let revision = match listings.as_slice() {
         [] => {
             println!("  VK_AMDX_shader_enqueue: not listed");
@@ -139,8 +139,8 @@ fn show_device(instance: &ash::Instance, index: usize, pd: vk::PhysicalDevice) -
         [rev] => *rev,
         many => return Err(format!("VK_AMDX_shader_enqueue listed {} times: {many:?}", many.len())),
     };
-    let mut f = Features::default();
-    let mut p = Properties::default();
+    let mut f = PhysicalDeviceShaderEnqueueFeatures::default();
+    let mut p = PhysicalDeviceShaderEnqueueProperties::default();
     let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f);
     // SAFETY: valid physical device; output chain of locals.
     unsafe { instance.get_physical_device_features2(pd, &mut f2) };
@@ -155,7 +155,7 @@ fn show_device(instance: &ash::Instance, index: usize, pd: vk::PhysicalDevice) -
     Ok(f.shader_enqueue == vk::TRUE)
 }
 
-fn print_limits(p: &Properties) {
+fn print_limits(p: &PhysicalDeviceShaderEnqueueProperties) {
     println!(
         "  limits: graph depth {}, output nodes/shader {}, payload {} B, payloads/output {}, \
          dispatch address alignment {}",
@@ -198,9 +198,9 @@ fn run_graph(
         size.max_size >> 20,
         size.size_granularity
     );
-    let usage = amdx::BUFFER_USAGE_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+    let usage = vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
     let scratch = gpu.buffer(size.min_size, usage, false)?;
-    let timer = Timer::new(&gpu)?;
+    let timer = Timer::new(&gpu.device, gpu.timestamps)?;
     let entry = graph.node_index(c"firstNode", 0)?;
     let records = hello::entry_records(&hello::GRIDS);
     let cb = record(&gpu, &graph, &scratch, timer.as_ref(), entry, &records)?;

@@ -2,7 +2,6 @@
 //! run once through the layer, its image checked pixel by pixel against the
 //! CPU model, coloured by iteration count and written as a PNG.
 
-use crate::amdx;
 use crate::gpu::Gpu;
 use crate::graph::Graph;
 use crate::refine;
@@ -53,7 +52,11 @@ pub fn render(gpu: &Gpu, path: &Path) -> Result<u32, String> {
     let size = graph.scratch_size()?;
     let granularity = size.size_granularity.max(1);
     let bytes = ((size.min_size + EXTRA_SCRATCH).div_ceil(granularity) * granularity).min(size.max_size);
-    let scratch = gpu.buffer(bytes, amdx::BUFFER_USAGE_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS, false)?;
+    let scratch = gpu.buffer(
+        bytes,
+        vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+        false,
+    )?;
     let entry = graph.node_index(c"tile", 0)?;
     let cb = gpu.command_buffer()?;
     // SAFETY: a fresh command buffer of this device.

@@ -1,8 +1,7 @@
 //! Small Vulkan helpers for the binaries: instance creation with or without
-//! the layer, device queries, a compute pipeline from the bundled shader.
+//! the layer, device queries, the bundled compute shader.
 
 use std::ffi::{c_char, CStr};
-use std::io::Cursor;
 
 use ash::vk;
 
@@ -60,20 +59,4 @@ pub fn extension_listings(instance: &ash::Instance, pd: vk::PhysicalDevice, name
     let props = unsafe { instance.enumerate_device_extension_properties(pd) }
         .map_err(|e| format!("vkEnumerateDeviceExtensionProperties: {e:?}"))?;
     Ok(props.iter().filter(|p| p.extension_name_as_c_str().ok() == Some(name)).map(|p| p.spec_version).collect())
-}
-
-/// The first queue family with compute.
-pub fn compute_family(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<u32, String> {
-    // SAFETY: valid physical device.
-    let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-    families
-        .iter()
-        .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
-        .map(|i| i as u32)
-        .ok_or_else(|| "no compute queue family".to_string())
-}
-
-/// Decodes the bundled SPIR-V.
-pub fn spirv_words(bytes: &[u8]) -> Result<Vec<u32>, String> {
-    ash::util::read_spv(&mut Cursor::new(bytes)).map_err(|e| format!("bad SPIR-V: {e}"))
 }

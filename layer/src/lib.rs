@@ -10,7 +10,8 @@
 #![allow(non_snake_case)]
 
 pub mod advertise;
-pub mod amdx;
+/// The revision-2 declarations, shared with the tests, demo and bench.
+pub use vk_amdx as amdx;
 mod dispatch;
 mod ffi;
 mod graph;

@@ -97,7 +97,7 @@ impl DescriptorHeap {
         let mut bytes = vec![0u8; self.descriptor_size];
         // SAFETY: valid device; `bytes` holds a storage-buffer descriptor.
         unsafe { self.fns.get_descriptor(&get, &mut bytes) };
-        self.heap.write_bytes(self.offset(set) as usize + self.binding_offset, &bytes)
+        Ok(self.heap.write_bytes(self.offset(set) as usize + self.binding_offset, &bytes)?)
     }
 
     /// Binds the heap as the command buffer's one resource descriptor buffer.

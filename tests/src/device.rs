@@ -5,6 +5,7 @@ use std::ffi::{c_char, CStr};
 use std::sync::Mutex;
 
 use ash::vk;
+use vk_host::submit::memory_barrier;
 
 use crate::error::{Error, Result};
 use crate::instance::TestInstance;
@@ -18,13 +19,7 @@ pub fn queue_info(family: u32) -> vk::DeviceQueueCreateInfo<'static> {
 
 /// The first queue family of `pd` with compute support.
 pub fn compute_queue_family(instance: &TestInstance, pd: vk::PhysicalDevice) -> Result<u32> {
-    // SAFETY: valid physical device.
-    let families = unsafe { instance.instance.get_physical_device_queue_family_properties(pd) };
-    families
-        .iter()
-        .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
-        .map(|i| i as u32)
-        .ok_or_else(|| Error::Setup("no compute queue family".into()))
+    Ok(vk_host::submit::compute_family(&instance.instance, pd)?)
 }
 
 /// A queue family of `pd` with compute but not graphics (async compute), if any.
@@ -105,9 +100,8 @@ impl<'i> TestDevice<'i> {
     ) -> Result<Self> {
         let family = compute_queue_family(instance, physical)?;
         let queues = [queue_info(family)];
-        let names = [crate::amdx::EXTENSION_NAME.as_ptr()];
-        let mut amdx =
-            crate::amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
+        let names = [vk_amdx::EXTENSION_NAME.as_ptr()];
+        let mut amdx = vk_amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
         let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
@@ -152,10 +146,10 @@ impl<'i> TestDevice<'i> {
         let priorities = vec![1.0f32; queues as usize];
         let queue_infos =
             [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-        let mut names = vec![crate::amdx::EXTENSION_NAME.as_ptr()];
+        let mut names = vec![vk_amdx::EXTENSION_NAME.as_ptr()];
         names.extend(wanted.iter().map(|e| e.as_ptr()));
         let mut enqueue =
-            crate::amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
+            vk_amdx::PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() };
         let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
         let mut db = vk::PhysicalDeviceDescriptorBufferFeaturesEXT::default().descriptor_buffer(true);
         let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
@@ -190,16 +184,12 @@ impl<'i> TestDevice<'i> {
             unsafe { instance.instance.create_device(physical, info, None) }.map_err(Error::vk("vkCreateDevice"))?;
         // SAFETY: queue 0 of `family` was requested above.
         let queue = unsafe { device.get_device_queue(family, 0) };
-        let pool_info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(family)
-            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
-        // SAFETY: valid device.
-        let pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+        let pool = match vk_host::submit::command_pool(&device, family) {
             Ok(p) => p,
             Err(e) => {
                 // SAFETY: the device has no children yet.
                 unsafe { device.destroy_device(None) };
-                return Err(Error::vk("vkCreateCommandPool")(e));
+                return Err(e.into());
             }
         };
         // SAFETY: valid physical device.
@@ -215,6 +205,12 @@ impl<'i> TestDevice<'i> {
             owned: Mutex::new(Vec::new()),
             queue_lock: Mutex::new(()),
         })
+    }
+
+    /// The seven `VK_AMDX_shader_enqueue` commands, resolved through the layers.
+    pub fn amdx_commands(&self) -> Result<vk_amdx::Commands> {
+        vk_amdx::Commands::load(&self.instance.instance, &self.device)
+            .map_err(|name| Error::Setup(format!("{name:?} does not resolve")))
     }
 
     /// Resolves a device command through `vkGetDeviceProcAddr` (through the layers).
@@ -304,48 +300,21 @@ impl<'i> TestDevice<'i> {
     /// Makes compute-shader writes recorded before it in `cb` visible to the
     /// compute shaders after it (scratch initialisation, then a dispatch).
     pub fn compute_barrier(&self, cb: vk::CommandBuffer) {
-        let barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
-        // SAFETY: `cb` is recording on this device.
-        unsafe {
-            self.device.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &[barrier],
-                &[],
-                &[],
-            )
-        };
+        let (stage, write) = (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE);
+        memory_barrier(&self.device, cb, (stage, write), (stage, vk::AccessFlags::SHADER_READ | write));
     }
 
     /// Makes compute-shader and transfer writes recorded before it in `cb`
     /// visible to the host (to read results after the submission's fence).
     pub fn host_read_barrier(&self, cb: vk::CommandBuffer) {
-        let barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ);
-        // SAFETY: `cb` is recording on this device.
-        unsafe {
-            self.device.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[barrier],
-                &[],
-                &[],
-            )
-        };
+        let src = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+        let writes = vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE;
+        memory_barrier(&self.device, cb, (src, writes), (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ));
     }
 
     /// Index of a memory type allowed by `type_bits` with all of `flags`.
     pub fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Result<u32> {
-        let props = &self.memory_properties;
-        (0..props.memory_type_count)
-            .find(|&i| type_bits & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(flags))
+        vk_host::buffer::memory_type(&self.memory_properties, type_bits, flags)
             .ok_or_else(|| Error::Setup(format!("no memory type with {flags:?}")))
     }
 

@@ -41,5 +41,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// `vk_host`'s helpers fail with the call, or with what was missing.
+impl From<vk_host::Error> for Error {
+    fn from(e: vk_host::Error) -> Self {
+        match e {
+            vk_host::Error::Vk { call, result } => Self::Vk { what: call.into(), result },
+            vk_host::Error::Missing(what) => Self::Setup(what),
+        }
+    }
+}
+
 /// Result alias used throughout the harness.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -3,62 +3,22 @@
 //! host dispatch recorded and run in one submission. Everything goes
 //! through the real loader and the application-facing AMDX entry points.
 
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{CStr, CString};
 
 use ash::vk;
+use vk_amdx::{Commands, PIPELINE_BIND_POINT_EXECUTION_GRAPH, SHADER_INDEX_UNUSED};
+use vk_host::graph::{self, GraphStage};
+use vk_host::pipeline::{shader_module, spirv_words};
+use vk_host::StorageBindings;
 
-use crate::amdx::{
-    ExecutionGraphPipelineScratchSize, PfnCmdDispatchGraph, PfnCmdInitializeGraphScratchMemory,
-    PfnGetExecutionGraphPipelineScratchSize, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH,
-};
 use crate::buffer::HostBuffer;
-use crate::compute::spirv_words;
 use crate::device::TestDevice;
 use crate::error::{Error, Result};
-
-/// `VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX`.
-pub const BIND_POINT: vk::PipelineBindPoint = vk::PipelineBindPoint::from_raw(1_000_134_000);
-
-/// The loader's generic function pointer type.
-type Pfn = unsafe extern "system" fn();
-
-/// The AMDX entry points of a device.
-pub struct GraphFns {
-    pub create: vk::PFN_vkCreateExecutionGraphPipelinesAMDX,
-    pub scratch_size: PfnGetExecutionGraphPipelineScratchSize,
-    pub node_index: vk::PFN_vkGetExecutionGraphPipelineNodeIndexAMDX,
-    pub init_scratch: PfnCmdInitializeGraphScratchMemory,
-    pub dispatch: PfnCmdDispatchGraph,
-}
-
-impl GraphFns {
-    pub fn load(dev: &TestDevice<'_>) -> Result<Self> {
-        let get = |name: &CStr| dev.proc_addr(name).ok_or_else(|| Error::Setup(format!("{name:?} does not resolve")));
-        // SAFETY: each pointer is the entry point of the name it was asked for.
-        unsafe {
-            Ok(GraphFns {
-                create: std::mem::transmute::<Pfn, vk::PFN_vkCreateExecutionGraphPipelinesAMDX>(get(
-                    c"vkCreateExecutionGraphPipelinesAMDX",
-                )?),
-                scratch_size: std::mem::transmute::<Pfn, PfnGetExecutionGraphPipelineScratchSize>(get(
-                    c"vkGetExecutionGraphPipelineScratchSizeAMDX",
-                )?),
-                node_index: std::mem::transmute::<Pfn, vk::PFN_vkGetExecutionGraphPipelineNodeIndexAMDX>(get(
-                    c"vkGetExecutionGraphPipelineNodeIndexAMDX",
-                )?),
-                init_scratch: std::mem::transmute::<Pfn, PfnCmdInitializeGraphScratchMemory>(get(
-                    c"vkCmdInitializeGraphScratchMemoryAMDX",
-                )?),
-                dispatch: std::mem::transmute::<Pfn, PfnCmdDispatchGraph>(get(c"vkCmdDispatchGraphAMDX")?),
-            })
-        }
-    }
-}
 
 /// A graph pipeline with a set 0 of storage buffers, owned by the test.
 pub struct TestGraph<'d> {
     dev: &'d TestDevice<'d>,
-    pub fns: GraphFns,
+    pub fns: Commands,
     pub pipeline: vk::Pipeline,
     pub layout: vk::PipelineLayout,
     set_layout: vk::DescriptorSetLayout,
@@ -141,98 +101,53 @@ impl<'d> TestGraph<'d> {
         buffers: &[&HostBuffer],
         push_bytes: u32,
     ) -> Result<Self> {
-        let fns = GraphFns::load(dev)?;
+        let fns = dev.amdx_commands()?;
         let d = &dev.device;
-        let words: Vec<Vec<u32>> = modules.iter().map(|(spv, _)| spirv_words(spv)).collect::<Result<_>>()?;
-        // SAFETY: (whole function) valid device and create infos; every
-        // object is destroyed in Drop (or here when creation fails).
-        unsafe {
-            let mut shader_modules = Vec::with_capacity(words.len());
-            for w in &words {
-                match d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(w), None) {
-                    Ok(m) => shader_modules.push(m),
-                    Err(e) => {
-                        for &m in &shader_modules {
-                            d.destroy_shader_module(m, None);
-                        }
-                        return Err(Error::vk("vkCreateShaderModule")(e));
-                    }
-                }
+        let mut shader_modules = Vec::with_capacity(modules.len());
+        let mut made = Ok(());
+        for (spv, _) in modules {
+            made = spirv_words(spv).and_then(|w| shader_module(d, &w)).map(|m| shader_modules.push(m));
+            if made.is_err() {
+                break;
             }
-            let module = shader_modules.first().copied().unwrap_or_default();
-            let bindings: Vec<_> = (0..buffers.len() as u32)
-                .map(|b| {
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(b)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .descriptor_count(1)
-                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                })
-                .collect();
-            let set_layout = d
-                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
-                .map_err(Error::vk("vkCreateDescriptorSetLayout"))?;
-            let ranges =
-                [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: push_bytes }];
-            let set_layouts = [set_layout];
-            let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
-            if push_bytes > 0 {
-                layout_info = layout_info.push_constant_ranges(&ranges);
-            }
-            let layout = d.create_pipeline_layout(&layout_info, None).map_err(Error::vk("vkCreatePipelineLayout"))?;
-            let sizes = [vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: buffers.len().max(1) as u32,
-            }];
-            let pool = d
-                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
-                .map_err(Error::vk("vkCreateDescriptorPool"))?;
-            let set = d
-                .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&set_layouts),
-                )
-                .map_err(Error::vk("vkAllocateDescriptorSets"))?[0];
-            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-                .iter()
-                .map(|b| [vk::DescriptorBufferInfo { buffer: b.buffer, offset: 0, range: vk::WHOLE_SIZE }])
-                .collect();
-            let writes: Vec<_> = infos
-                .iter()
-                .enumerate()
-                .map(|(i, info)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(set)
-                        .dst_binding(i as u32)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(info)
-                })
-                .collect();
-            d.update_descriptor_sets(&writes, &[]);
-            let mut graph = TestGraph {
-                dev,
-                fns,
-                pipeline: vk::Pipeline::null(),
-                layout,
-                set_layout,
-                pool,
-                set,
-                module,
-                modules: shader_modules,
-            };
-            let mut stages = Vec::new();
-            for (m, (_, list)) in modules.iter().enumerate() {
-                for stage in list.iter() {
-                    let spec = specs.iter().rev().find(|(at, _)| *at == stages.len()).map_or(&[][..], |(_, e)| *e);
-                    stages.push(ModuleStage { module: m, stage, spec });
-                }
-            }
-            let (result, pipelines) = graph.create_module_pipelines(&[&stages]);
-            if result != vk::Result::SUCCESS {
-                return Err(Error::vk("vkCreateExecutionGraphPipelinesAMDX")(result));
-            }
-            graph.pipeline = pipelines[0];
-            Ok(graph)
         }
+        let bindings = match made.and_then(|()| StorageBindings::new(d, buffers.len() as u32, push_bytes)) {
+            Ok(b) => b,
+            Err(e) => {
+                for &m in &shader_modules {
+                    // SAFETY: the modules are unused.
+                    unsafe { d.destroy_shader_module(m, None) };
+                }
+                return Err(e.into());
+            }
+        };
+        let handles: Vec<vk::Buffer> = buffers.iter().map(|b| b.buffer).collect();
+        bindings.write(d, &handles);
+        // From here `graph` destroys everything on drop, also on error paths.
+        let mut graph = TestGraph {
+            dev,
+            fns,
+            pipeline: vk::Pipeline::null(),
+            layout: bindings.layout,
+            set_layout: bindings.set_layout,
+            pool: bindings.pool,
+            set: bindings.set,
+            module: shader_modules.first().copied().unwrap_or_default(),
+            modules: shader_modules,
+        };
+        let mut stages = Vec::new();
+        for (m, (_, list)) in modules.iter().enumerate() {
+            for stage in list.iter() {
+                let spec = specs.iter().rev().find(|(at, _)| *at == stages.len()).map_or(&[][..], |(_, e)| *e);
+                stages.push(ModuleStage { module: m, stage, spec });
+            }
+        }
+        let (result, pipelines) = graph.create_module_pipelines(&[&stages]);
+        if result != vk::Result::SUCCESS {
+            return Err(Error::vk("vkCreateExecutionGraphPipelinesAMDX")(result));
+        }
+        graph.pipeline = pipelines[0];
+        Ok(graph)
     }
 
     /// One `vkCreateExecutionGraphPipelinesAMDX` call with a create info per
@@ -275,56 +190,28 @@ impl<'d> TestGraph<'d> {
         let names: Vec<CString> = stages.iter().map(|s| CString::new(s.entry).unwrap_or_default()).collect();
         let node_names: Vec<Option<CString>> =
             stages.iter().map(|s| s.node.map(|(n, _)| CString::new(n).unwrap_or_default())).collect();
-        let node_infos: Vec<vk::PipelineShaderStageNodeCreateInfoAMDX> = stages
+        let graph_stages: Vec<GraphStage<'_>> = module_stages
             .iter()
-            .zip(&node_names)
-            .map(|(s, name)| {
-                let mut info =
-                    vk::PipelineShaderStageNodeCreateInfoAMDX::default().index(s.node.map_or(u32::MAX, |(_, i)| i));
-                info.p_name = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
-                info
-            })
-            .collect();
-        let stage_infos: Vec<vk::PipelineShaderStageCreateInfo> = names
-            .iter()
-            .zip(&node_infos)
-            .zip(module_stages.iter().zip(&spec_infos))
-            .map(|((name, node), (ms, spec))| {
-                let mut stage = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::COMPUTE)
-                    .module(self.modules.get(ms.module).copied().unwrap_or(self.module))
-                    .name(name);
-                if !ms.spec.is_empty() {
-                    stage = stage.specialization_info(spec);
-                }
-                stage.p_next = (node as *const vk::PipelineShaderStageNodeCreateInfoAMDX).cast::<c_void>();
-                stage
+            .zip(names.iter().zip(&node_names))
+            .zip(&spec_infos)
+            .map(|((ms, (name, node_name)), spec)| GraphStage {
+                module: self.modules.get(ms.module).copied().unwrap_or(self.module),
+                entry: name,
+                node_name: node_name.as_deref(),
+                node_index: ms.stage.node.map_or(SHADER_INDEX_UNUSED, |(_, i)| i),
+                specialization: (!ms.spec.is_empty()).then_some(spec),
             })
             .collect();
         let mut first = 0;
-        let infos: Vec<vk::ExecutionGraphPipelineCreateInfoAMDX> = graphs
+        let lists: Vec<&[GraphStage<'_>]> = graphs
             .iter()
             .map(|g| {
-                let info = vk::ExecutionGraphPipelineCreateInfoAMDX::default()
-                    .stages(&stage_infos[first..first + g.len()])
-                    .layout(self.layout);
+                let list = &graph_stages[first..first + g.len()];
                 first += g.len();
-                info
+                list
             })
             .collect();
-        let mut pipelines = vec![vk::Pipeline::null(); infos.len()];
-        // SAFETY: valid create infos whose arrays live across the call.
-        let result = unsafe {
-            (self.fns.create)(
-                self.dev.device.handle(),
-                vk::PipelineCache::null(),
-                infos.len() as u32,
-                infos.as_ptr(),
-                std::ptr::null(),
-                pipelines.as_mut_ptr(),
-            )
-        };
-        (result, pipelines)
+        graph::create_graphs(&self.fns, &self.dev.device, vk::PipelineCache::null(), self.layout, &lists)
     }
 
     /// A view of another graph `pipeline` created with this graph's module
@@ -340,18 +227,7 @@ impl<'d> TestGraph<'d> {
 
     /// `(minSize, maxSize, sizeGranularity)` of another graph `pipeline` of this device.
     pub fn scratch_sizes_of(&self, pipeline: vk::Pipeline) -> Result<(u64, u64, u64)> {
-        let mut size = ExecutionGraphPipelineScratchSize {
-            s_type: vk::StructureType::EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX,
-            p_next: std::ptr::null_mut(),
-            min_size: 0,
-            max_size: 0,
-            size_granularity: 0,
-        };
-        // SAFETY: valid graph and output structure.
-        let result = unsafe { (self.fns.scratch_size)(self.dev.device.handle(), pipeline, &mut size) };
-        if result != vk::Result::SUCCESS {
-            return Err(Error::vk("vkGetExecutionGraphPipelineScratchSizeAMDX")(result));
-        }
+        let size = graph::scratch_size(&self.fns, &self.dev.device, pipeline)?;
         Ok((size.min_size, size.max_size, size.size_granularity))
     }
 
@@ -364,7 +240,7 @@ impl<'d> TestGraph<'d> {
     pub fn scratch(&self, size: u64) -> Result<HostBuffer> {
         self.dev.create_host_buffer(
             size,
-            BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+            vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
         )
     }
 
@@ -381,6 +257,16 @@ impl<'d> TestGraph<'d> {
         self.record_pipeline(cb, self.pipeline, scratch, init, dispatches);
     }
 
+    /// Records binding `pipeline` (this graph or one sharing its layout) and set 0.
+    pub fn bind(&self, cb: vk::CommandBuffer, pipeline: vk::Pipeline) {
+        let (d, bind) = (&self.dev.device, PIPELINE_BIND_POINT_EXECUTION_GRAPH);
+        // SAFETY: `cb` is recording on this graph's device; the handles are ours.
+        unsafe {
+            d.cmd_bind_pipeline(cb, bind, pipeline);
+            d.cmd_bind_descriptor_sets(cb, bind, self.layout, 0, &[self.set], &[]);
+        }
+    }
+
     /// [`Self::record`] for another graph `pipeline` sharing this graph's layout and set.
     pub fn record_pipeline(
         &self,
@@ -390,31 +276,19 @@ impl<'d> TestGraph<'d> {
         init: bool,
         dispatches: &[(u32, &[u8], u32, u64)],
     ) {
-        let d = &self.dev.device;
         let address = scratch.address.unwrap_or(0);
         let infos: Vec<vk::DispatchGraphInfoAMDX> = dispatches
             .iter()
-            .map(|&(node, bytes, count, stride)| vk::DispatchGraphInfoAMDX {
-                node_index: node,
-                payload_count: count,
-                payloads: vk::DeviceOrHostAddressConstAMDX { host_address: bytes.as_ptr().cast() },
-                payload_stride: stride,
-            })
+            .map(|&(node, bytes, count, stride)| graph::host_payloads(node, bytes, count, stride))
             .collect();
-        let count_info = vk::DispatchGraphCountInfoAMDX {
-            count: infos.len() as u32,
-            infos: vk::DeviceOrHostAddressConstAMDX { host_address: infos.as_ptr().cast() },
-            stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
-        };
+        self.bind(cb, pipeline);
         // SAFETY: recording valid commands; every array lives across the calls.
         unsafe {
-            d.cmd_bind_pipeline(cb, BIND_POINT, pipeline);
-            d.cmd_bind_descriptor_sets(cb, BIND_POINT, self.layout, 0, &[self.set], &[]);
             if init {
                 (self.fns.init_scratch)(cb, pipeline, address, scratch.size);
                 self.dev.compute_barrier(cb);
             }
-            (self.fns.dispatch)(cb, address, scratch.size, &count_info);
+            graph::record_host_dispatch(&self.fns, cb, address, scratch.size, &infos);
             self.dev.host_read_barrier(cb);
         }
     }
@@ -459,15 +333,7 @@ impl Drop for AdoptedGraph<'_, '_> {
 /// `vkGetExecutionGraphPipelineNodeIndexAMDX` on `pipeline` of `graph`'s device.
 fn query_node_index(graph: &TestGraph<'_>, pipeline: vk::Pipeline, name: &str, index: u32) -> Result<u32> {
     let name = CString::new(name).unwrap_or_default();
-    let mut info = vk::PipelineShaderStageNodeCreateInfoAMDX::default().index(index);
-    info.p_name = name.as_ptr();
-    let mut out = 0;
-    // SAFETY: valid graph, info and output.
-    let result = unsafe { (graph.fns.node_index)(graph.dev.device.handle(), pipeline, &info, &mut out) };
-    if result != vk::Result::SUCCESS {
-        return Err(Error::vk("vkGetExecutionGraphPipelineNodeIndexAMDX")(result));
-    }
-    Ok(out)
+    Ok(graph::node_index(&graph.fns, &graph.dev.device, pipeline, &name, index)?)
 }
 
 /// The hello chain's entry records `(grid, index)` as little-endian bytes,
@@ -481,19 +347,15 @@ pub fn hello_chain_records(records: &[(u32, u32)]) -> Vec<u8> {
 /// and `p_next` chained to the create info. The caller destroys both handles.
 pub fn raw_hello_chain(
     dev: &TestDevice<'_>,
-    fns: &GraphFns,
+    fns: &Commands,
     layout: vk::PipelineLayout,
     flags: vk::PipelineCreateFlags,
     cache: vk::PipelineCache,
     p_next: *const std::ffi::c_void,
 ) -> Result<(vk::Pipeline, vk::ShaderModule)> {
     let d = &dev.device;
-    let words = spirv_words(HELLO_CHAIN_SPV)?;
-    // SAFETY: valid device and SPIR-V.
-    let module = unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
-        .map_err(Error::vk("vkCreateShaderModule"))?;
-    let names: Vec<std::ffi::CString> =
-        HELLO_CHAIN_STAGES.iter().map(|s| std::ffi::CString::new(s.entry).unwrap_or_default()).collect();
+    let module = shader_module(d, &spirv_words(HELLO_CHAIN_SPV)?)?;
+    let names: Vec<CString> = HELLO_CHAIN_STAGES.iter().map(|s| CString::new(s.entry).unwrap_or_default()).collect();
     let stages: Vec<_> = names
         .iter()
         .map(|n| {
@@ -520,70 +382,44 @@ pub struct RawDispatch {
     scratch: HostBuffer,
     min: u64,
     records: Vec<u8>,
-    infos: [vk::DispatchGraphInfoAMDX; 1],
+    node: u32,
+    count: u32,
+    stride: u64,
 }
 
 impl RawDispatch {
-    pub fn new(dev: &TestDevice<'_>, fns: &GraphFns, graph: vk::Pipeline, records: &[(u32, u32)]) -> Result<Self> {
+    pub fn new(dev: &TestDevice<'_>, fns: &Commands, graph: vk::Pipeline, records: &[(u32, u32)]) -> Result<Self> {
         Self::with_records(dev, fns, graph, c"firstNode", hello_chain_records(records), records.len() as u32, 8)
     }
 
     /// `count` records of `stride` bytes in `bytes` for node `(node, 0)`.
     pub fn with_records(
         dev: &TestDevice<'_>,
-        fns: &GraphFns,
+        fns: &Commands,
         graph: vk::Pipeline,
         node: &CStr,
         bytes: Vec<u8>,
         count: u32,
         stride: u64,
     ) -> Result<Self> {
-        let mut size = crate::amdx::ExecutionGraphPipelineScratchSize {
-            s_type: vk::StructureType::EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX,
-            p_next: std::ptr::null_mut(),
-            min_size: 0,
-            max_size: 0,
-            size_granularity: 0,
-        };
-        // SAFETY: valid device and graph.
-        let result = unsafe { (fns.scratch_size)(dev.device.handle(), graph, &mut size) };
-        if result != vk::Result::SUCCESS {
-            return Err(Error::vk("vkGetExecutionGraphPipelineScratchSizeAMDX")(result));
-        }
+        let min = graph::scratch_size(fns, &dev.device, graph)?.min_size;
         let scratch = dev.create_host_buffer(
-            size.min_size,
-            BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+            min,
+            vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
         )?;
-        let node = vk::PipelineShaderStageNodeCreateInfoAMDX::default().name(node).index(0);
-        let mut index = 0;
-        // SAFETY: valid device, graph and node info.
-        let result = unsafe { (fns.node_index)(dev.device.handle(), graph, &node, &mut index) };
-        if result != vk::Result::SUCCESS {
-            return Err(Error::vk("vkGetExecutionGraphPipelineNodeIndexAMDX")(result));
-        }
-        let infos = [vk::DispatchGraphInfoAMDX {
-            node_index: index,
-            payload_count: count,
-            payloads: vk::DeviceOrHostAddressConstAMDX { host_address: std::ptr::null() },
-            payload_stride: stride,
-        }];
-        Ok(RawDispatch { graph, scratch, min: size.min_size, records: bytes, infos })
+        let node = graph::node_index(fns, &dev.device, graph, node, 0)?;
+        Ok(RawDispatch { graph, scratch, min, records: bytes, node, count, stride })
     }
 
     /// Records scratch initialisation, a barrier and the dispatch into `cb`
     /// (the graph must be bound, its resources too).
-    pub fn record(&mut self, dev: &TestDevice<'_>, fns: &GraphFns, cb: vk::CommandBuffer) {
-        self.infos[0].payloads = vk::DeviceOrHostAddressConstAMDX { host_address: self.records.as_ptr().cast() };
-        let count = vk::DispatchGraphCountInfoAMDX {
-            count: 1,
-            infos: vk::DeviceOrHostAddressConstAMDX { host_address: self.infos.as_ptr().cast() },
-            stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
-        };
+    pub fn record(&mut self, dev: &TestDevice<'_>, fns: &Commands, cb: vk::CommandBuffer) {
+        let infos = [graph::host_payloads(self.node, &self.records, self.count, self.stride)];
         let address = self.scratch.address.unwrap_or(0);
         // SAFETY: recording valid commands; every array lives across the calls.
         unsafe { (fns.init_scratch)(cb, self.graph, address, self.min) };
         dev.compute_barrier(cb);
         // SAFETY: as above.
-        unsafe { (fns.dispatch)(cb, address, self.min, &count) };
+        unsafe { graph::record_host_dispatch(fns, cb, address, self.min, &infos) };
     }
 }

@@ -15,11 +15,11 @@
 //! ```
 //!
 //! Modules: [`env`] (loader environment, once per process), [`instance`],
-//! [`device`], [`buffer`], [`compute`], [`messages`] (validation messages),
-//! [`amdx`] (revision-2 structs ash lacks), [`descriptor_heap`] (descriptor
-//! buffers), [`mesh`] (the mesh-node scene), [`error`].
+//! [`device`], [`buffer`], [`compute`], [`graph`], [`messages`] (validation
+//! messages), [`descriptor_heap`] (descriptor buffers), [`mesh`] (the
+//! mesh-node scene), [`error`]. The revision-2 AMDX declarations are
+//! `vk_amdx`'s; the Vulkan plumbing under the helpers is `vk_host`'s.
 
-pub mod amdx;
 pub mod buffer;
 pub mod compute;
 pub mod descriptor_heap;

@@ -5,9 +5,9 @@
 use std::ptr;
 
 use ash::vk;
-use conformance_tests::amdx::{self, PhysicalDeviceShaderEnqueueFeatures, PhysicalDeviceShaderEnqueueProperties};
 use conformance_tests::env::LAYER_NAME;
 use conformance_tests::{InstanceOptions, TestInstance};
+use vk_amdx::{PhysicalDeviceShaderEnqueueFeatures, PhysicalDeviceShaderEnqueueProperties};
 
 const AMDX: &str = "VK_AMDX_shader_enqueue";
 
@@ -48,7 +48,7 @@ fn count_query_and_incomplete() {
     // SAFETY: array of `exact_count` elements.
     let r = unsafe { enumerate(pd, ptr::null(), &mut exact_count, exact.as_mut_ptr()) };
     assert_eq!(r, vk::Result::SUCCESS);
-    let amdx = exact.iter().filter(|p| p.extension_name_as_c_str().ok() == Some(amdx::EXTENSION_NAME)).count();
+    let amdx = exact.iter().filter(|p| p.extension_name_as_c_str().ok() == Some(vk_amdx::EXTENSION_NAME)).count();
     assert_eq!(amdx, 1);
 
     let mut zero_count = 0u32;
@@ -76,7 +76,7 @@ fn layer_named_query_lists_only_amdx() {
     assert_eq!(r, vk::Result::SUCCESS);
     let listed: Vec<_> =
         props.iter().map(|p| (p.extension_name_as_c_str().map(|c| c.to_owned()), p.spec_version)).collect();
-    assert_eq!(listed, vec![(Ok(amdx::EXTENSION_NAME.to_owned()), 2)]);
+    assert_eq!(listed, vec![(Ok(vk_amdx::EXTENSION_NAME.to_owned()), 2)]);
     inst.finish();
 }
 

@@ -7,10 +7,10 @@
 use std::ffi::c_char;
 
 use ash::vk;
-use conformance_tests::amdx::{self, PhysicalDeviceShaderEnqueueFeatures};
 use conformance_tests::{
     compute_queue_family, queue_info, run_scale_add, scale_add_reference, InstanceOptions, TestDevice, TestInstance,
 };
+use vk_amdx::PhysicalDeviceShaderEnqueueFeatures;
 
 fn amdx_features() -> PhysicalDeviceShaderEnqueueFeatures {
     PhysicalDeviceShaderEnqueueFeatures { shader_enqueue: vk::TRUE, ..Default::default() }
@@ -57,7 +57,7 @@ fn with_amdx_features_struct() {
     {
         let family = compute_queue_family(&inst, pd).expect("family");
         let queues = [queue_info(family)];
-        let names = [amdx::EXTENSION_NAME.as_ptr()];
+        let names = [vk_amdx::EXTENSION_NAME.as_ptr()];
         let mut amdx = amdx_features();
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
@@ -89,7 +89,7 @@ fn app_vulkan12_features_survive() {
 
         let family = compute_queue_family(&inst, pd).expect("family");
         let queues = [queue_info(family)];
-        let names = [amdx::EXTENSION_NAME.as_ptr()];
+        let names = [vk_amdx::EXTENSION_NAME.as_ptr()];
         let mut amdx = amdx_features();
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
@@ -112,7 +112,7 @@ fn legacy_enabled_features_survive() {
     {
         let family = compute_queue_family(&inst, pd).expect("family");
         let queues = [queue_info(family)];
-        let names: [*const c_char; 1] = [amdx::EXTENSION_NAME.as_ptr()];
+        let names: [*const c_char; 1] = [vk_amdx::EXTENSION_NAME.as_ptr()];
         // shaderInt64 false: the layer needs it and must merge it in here,
         // not add a VkPhysicalDeviceFeatures2 (validation would flag both).
         let features = vk::PhysicalDeviceFeatures::default().pipeline_statistics_query(true).shader_int64(false);
@@ -136,7 +136,7 @@ fn features2_in_chain_survive() {
     {
         let family = compute_queue_family(&inst, pd).expect("family");
         let queues = [queue_info(family)];
-        let names = [amdx::EXTENSION_NAME.as_ptr()];
+        let names = [vk_amdx::EXTENSION_NAME.as_ptr()];
         let mut amdx = amdx_features();
         let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
         let mut f2 = vk::PhysicalDeviceFeatures2::default()

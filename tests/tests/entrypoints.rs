@@ -1,8 +1,8 @@
 //! The seven AMDX device commands resolve through `vkGetDeviceProcAddr` on a
 //! device that enabled the extension, and none do on one that did not.
 
-use conformance_tests::amdx::COMMANDS;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use vk_amdx::COMMANDS;
 
 #[test]
 fn all_seven_resolve_when_enabled() {

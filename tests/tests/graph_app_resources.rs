@@ -12,9 +12,8 @@
 //! the maintenance6 commands it does not know (see `graph_maintenance6.rs`).
 
 use ash::vk;
-use conformance_tests::amdx::{self, BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH};
-use conformance_tests::graph::{GraphFns, BIND_POINT};
 use conformance_tests::{compute, env, Extras, InstanceOptions, TestDevice, TestInstance};
+use vk_amdx::{ExecutionGraphPipelineScratchSize, PIPELINE_BIND_POINT_EXECUTION_GRAPH};
 
 const RESOURCES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/27_app_resources.spv");
 
@@ -65,7 +64,7 @@ fn run(push_mode: Push) {
     let Some(dev) = TestDevice::with_amdx_extras(&inst, pd, family, 1, extras) else { return };
     {
         let d = &dev.device;
-        let fns = GraphFns::load(&dev).expect("graph entry points");
+        let fns = dev.amdx_commands().expect("graph entry points");
         let push_descriptor = ash::khr::push_descriptor::Device::new(&inst.instance, d);
         let maintenance6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
 
@@ -136,7 +135,7 @@ fn run(push_mode: Push) {
                 (fns.create)(d.handle(), vk::PipelineCache::null(), 1, &graph_info, std::ptr::null(), &mut graph);
             assert_eq!(result, vk::Result::SUCCESS, "graph creation");
 
-            let mut size = amdx::ExecutionGraphPipelineScratchSize {
+            let mut size = ExecutionGraphPipelineScratchSize {
                 s_type: vk::StructureType::EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX,
                 p_next: std::ptr::null_mut(),
                 min_size: 0,
@@ -147,7 +146,7 @@ fn run(push_mode: Push) {
             let scratch = dev
                 .create_host_buffer(
                     size.min_size,
-                    BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                    vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
                 )
                 .expect("scratch");
             let address = scratch.address.expect("address");
@@ -183,12 +182,12 @@ fn run(push_mode: Push) {
             let template_info = vk::DescriptorUpdateTemplateCreateInfo::default()
                 .descriptor_update_entries(&entries)
                 .template_type(vk::DescriptorUpdateTemplateType::PUSH_DESCRIPTORS_KHR)
-                .pipeline_bind_point(BIND_POINT)
+                .pipeline_bind_point(PIPELINE_BIND_POINT_EXECUTION_GRAPH)
                 .pipeline_layout(layout)
                 .set(1);
             let template = d.create_descriptor_update_template(&template_info, None).expect("template");
             dev.submit_once(|cb| {
-                d.cmd_bind_pipeline(cb, BIND_POINT, graph);
+                d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph);
                 if push_mode == Push::Writes2 {
                     let sets = [set];
                     let bind = vk::BindDescriptorSetsInfoKHR::default()
@@ -197,10 +196,16 @@ fn run(push_mode: Push) {
                         .descriptor_sets(&sets);
                     maintenance6.cmd_bind_descriptor_sets2(cb, &bind);
                 } else {
-                    d.cmd_bind_descriptor_sets(cb, BIND_POINT, layout, 0, &[set], &[]);
+                    d.cmd_bind_descriptor_sets(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, layout, 0, &[set], &[]);
                 }
                 match push_mode {
-                    Push::Writes => push_descriptor.cmd_push_descriptor_set(cb, BIND_POINT, layout, 1, &[pushed]),
+                    Push::Writes => push_descriptor.cmd_push_descriptor_set(
+                        cb,
+                        PIPELINE_BIND_POINT_EXECUTION_GRAPH,
+                        layout,
+                        1,
+                        &[pushed],
+                    ),
                     Push::Template => push_descriptor.cmd_push_descriptor_set_with_template(
                         cb,
                         template,

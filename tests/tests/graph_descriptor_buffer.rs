@@ -19,9 +19,10 @@
 use ash::vk;
 use conformance_tests::compute::{scale_add_push, spirv_words};
 use conformance_tests::descriptor_heap::DescriptorHeap;
-use conformance_tests::graph::{raw_hello_chain, GraphFns, RawDispatch, BIND_POINT};
+use conformance_tests::graph::{raw_hello_chain, RawDispatch};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{compute_queue_family, env, Extras, InstanceOptions, TestDevice, TestInstance};
+use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
 
@@ -58,7 +59,7 @@ fn run(offsets: Offsets) {
     {
         let d = &dev.device;
         let m6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
-        let fns = GraphFns::load(&dev).expect("graph entry points");
+        let fns = dev.amdx_commands().expect("graph entry points");
         // The graph's set at 0, compute's at 1; 12 bytes of push constants for scale_add.
         let heap = DescriptorHeap::new(&inst, &dev, 2, 12).expect("descriptor heap");
         let address_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
@@ -120,9 +121,16 @@ fn run(offsets: Offsets) {
                 );
                 d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 // The graph's set 0 is the heap's set 0.
-                d.cmd_bind_pipeline(cb, BIND_POINT, graph);
+                d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph);
                 if offsets == Offsets::GraphBindPoint {
-                    heap.fns.cmd_set_descriptor_buffer_offsets(cb, BIND_POINT, layout, 0, &[0], &[heap.offset(0)]);
+                    heap.fns.cmd_set_descriptor_buffer_offsets(
+                        cb,
+                        PIPELINE_BIND_POINT_EXECUTION_GRAPH,
+                        layout,
+                        0,
+                        &[0],
+                        &[heap.offset(0)],
+                    );
                 }
             }
             dispatch.record(&dev, &fns, cb);
@@ -256,7 +264,7 @@ fn embedded_samplers(with_maintenance6: bool) {
         let d = &dev.device;
         let db = ash::ext::descriptor_buffer::Device::new(&inst.instance, d);
         let m6 = ash::khr::maintenance6::Device::new(&inst.instance, d);
-        let fns = GraphFns::load(&dev).expect("graph entry points");
+        let fns = dev.amdx_commands().expect("graph entry points");
         let mut props = vk::PhysicalDeviceDescriptorBufferPropertiesEXT::default();
         let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut props);
         // SAFETY: valid physical device and output chain.
@@ -359,8 +367,8 @@ fn embedded_samplers(with_maintenance6: bool) {
                     .address(heap.address.expect("heap address"))
                     .usage(vk::BufferUsageFlags::RESOURCE_DESCRIPTOR_BUFFER_EXT)];
                 db.cmd_bind_descriptor_buffers(cb, &heaps);
-                d.cmd_bind_pipeline(cb, BIND_POINT, graph);
-                db.cmd_set_descriptor_buffer_offsets(cb, BIND_POINT, layout, 0, &[0], &[0]);
+                d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph);
+                db.cmd_set_descriptor_buffer_offsets(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, layout, 0, &[0], &[0]);
                 if with_maintenance6 {
                     let bind = vk::BindDescriptorBufferEmbeddedSamplersInfoEXT::default()
                         .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -368,7 +376,7 @@ fn embedded_samplers(with_maintenance6: bool) {
                         .set(1);
                     m6.cmd_bind_descriptor_buffer_embedded_samplers2(cb, &bind);
                 } else {
-                    db.cmd_bind_descriptor_buffer_embedded_samplers(cb, BIND_POINT, layout, 1);
+                    db.cmd_bind_descriptor_buffer_embedded_samplers(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, layout, 1);
                 }
                 dispatch.record(&dev, &fns, cb);
                 dev.host_read_barrier(cb);

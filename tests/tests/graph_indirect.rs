@@ -5,8 +5,7 @@
 //! through the debug-utils messenger; the others run and match the CPU model.
 
 use ash::vk;
-use conformance_tests::amdx::{PfnCmdDispatchGraph, PfnCmdDispatchGraphIndirectCount};
-use conformance_tests::graph::{TestGraph, BIND_POINT};
+use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
 
@@ -32,18 +31,7 @@ fn indirect_and_indirect_count_dispatches() {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
         let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
-        let get = |name: &std::ffi::CStr| dev.proc_addr(name).expect("entry point");
-        // SAFETY: the prototypes of the names asked for.
-        let (indirect, indirect_count) = unsafe {
-            (
-                std::mem::transmute::<unsafe extern "system" fn(), PfnCmdDispatchGraph>(get(
-                    c"vkCmdDispatchGraphIndirectAMDX",
-                )),
-                std::mem::transmute::<unsafe extern "system" fn(), PfnCmdDispatchGraphIndirectCount>(get(
-                    c"vkCmdDispatchGraphIndirectCountAMDX",
-                )),
-            )
-        };
+        let (indirect, indirect_count) = (graph.fns.dispatch_indirect, graph.fns.dispatch_indirect_count);
         // firstNode records (grid, index), packed; secondNode records
         // (index, increment) at a 16-byte stride with padding.
         let first = [(3u32, 0u32), (1, 2)];
@@ -64,11 +52,9 @@ fn indirect_and_indirect_count_dispatches() {
         for use_count_info in [false, true] {
             uav.write_u32(&[0; 8]).expect("clear");
             dev.submit_once(|cb| {
-                let d = &dev.device;
                 // SAFETY: recording valid commands.
                 unsafe {
-                    d.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
-                    d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
+                    graph.bind(cb, graph.pipeline);
                     (graph.fns.init_scratch)(cb, graph.pipeline, scratch_address, scratch.size);
                     if use_count_info {
                         indirect_count(cb, scratch_address, scratch.size, count_info.address.expect("address"));

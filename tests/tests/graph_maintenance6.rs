@@ -15,9 +15,10 @@
 //! own file for that environment.
 
 use ash::vk;
-use conformance_tests::graph::{RawDispatch, TestGraph, BIND_POINT, HELLO_CHAIN_SPV, HELLO_CHAIN_STAGES};
+use conformance_tests::graph::{RawDispatch, TestGraph, HELLO_CHAIN_SPV, HELLO_CHAIN_STAGES};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{compute_queue_family, env, Extras, InstanceOptions, TestDevice, TestInstance};
+use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
 #[test]
 fn sets_bound_for_the_compute_stage_reach_the_graph() {
@@ -40,7 +41,7 @@ fn sets_bound_for_the_compute_stage_reach_the_graph() {
                 .descriptor_sets(&sets);
             // SAFETY: recording valid commands; the arrays outlive the calls.
             unsafe {
-                dev.device.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
+                dev.device.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph.pipeline);
                 m6.cmd_bind_descriptor_sets2(cb, &bind);
             }
             dispatch.record(&dev, &graph.fns, cb);

@@ -6,9 +6,8 @@
 //! are rejected before the layer allocates anything for them.
 
 use ash::vk;
-use conformance_tests::amdx::PfnCmdDispatchGraph;
 use conformance_tests::dxc_models::bytes_of;
-use conformance_tests::graph::{Stage, TestGraph, BIND_POINT};
+use conformance_tests::graph::{Stage, TestGraph};
 use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
 
 const SHARES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/21_shares_input.spv");
@@ -69,11 +68,7 @@ fn misuse_records_nothing() {
         let g = Shares::new(dev);
         let (graph, min, address, base, record) = (&g.graph, g.min, g.address, g.base, &g.record);
         let sharer = graph.node_index("sharer", 0).expect("sharer");
-        let indirect: PfnCmdDispatchGraph = {
-            let f = dev.proc_addr(c"vkCmdDispatchGraphIndirectAMDX").expect("entry point");
-            // SAFETY: the prototype of the name asked for.
-            unsafe { std::mem::transmute::<unsafe extern "system" fn(), PfnCmdDispatchGraph>(f) }
-        };
+        let indirect = graph.fns.dispatch_indirect;
         let info = |node: u32| vk::DispatchGraphInfoAMDX {
             node_index: node,
             payload_count: 1,
@@ -87,11 +82,9 @@ fn misuse_records_nothing() {
             stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
         };
         dev.submit_once(|cb| {
-            let d = &dev.device;
             // SAFETY: recording; every misuse below is answered by the layer, not the driver.
             unsafe {
-                d.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
-                d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
+                graph.bind(cb, graph.pipeline);
                 (graph.fns.init_scratch)(cb, graph.pipeline, address, min);
                 (graph.fns.dispatch)(cb, address, min, std::ptr::null());
                 indirect(cb, address, min, std::ptr::null());
@@ -137,12 +130,10 @@ fn hostile_host_counts_are_rejected_before_allocating() {
         };
         let before = peak_rss_kib();
         dev.submit_once(|cb| {
-            let d = &dev.device;
             // SAFETY: recording; the layer must reject each dispatch before
             // reading past the one info (or the one payload) given.
             unsafe {
-                d.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
-                d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
+                graph.bind(cb, graph.pipeline);
                 (graph.fns.init_scratch)(cb, graph.pipeline, address, min);
                 (graph.fns.dispatch)(cb, address, min, &count_info(&all_ones, 1));
                 (graph.fns.dispatch)(cb, address, min, &count_info(&many, 1));

@@ -7,8 +7,7 @@
 //! through the application's debug-utils messenger.
 
 use ash::vk;
-use conformance_tests::amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH;
-use conformance_tests::graph::{TestGraph, BIND_POINT};
+use conformance_tests::graph::TestGraph;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
@@ -34,7 +33,7 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
             let buffer = dev
                 .create_host_buffer(
                     size + 2 * GUARD,
-                    BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                    vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
                 )
                 .expect("scratch buffer");
             let words = ((size + 2 * GUARD) / 4) as usize;
@@ -42,7 +41,6 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
             uav.write_u32(&[0; 8]).expect("clear");
             let scratch = buffer.address.expect("address") + GUARD;
             dev.submit_once(|cb| {
-                let d = &dev.device;
                 let count_info_infos = [vk::DispatchGraphInfoAMDX {
                     node_index: 0,
                     payload_count: first.len() as u32,
@@ -56,8 +54,7 @@ fn overflow_stays_inside_scratch_at_min_between_and_max() {
                 };
                 // SAFETY: recording valid commands; the arrays live across the calls.
                 unsafe {
-                    d.cmd_bind_pipeline(cb, BIND_POINT, graph.pipeline);
-                    d.cmd_bind_descriptor_sets(cb, BIND_POINT, graph.layout, 0, &[graph.set], &[]);
+                    graph.bind(cb, graph.pipeline);
                     (graph.fns.init_scratch)(cb, graph.pipeline, scratch, size);
                     (graph.fns.dispatch)(cb, scratch, size, &count_info);
                     dev.host_read_barrier(cb);

@@ -15,11 +15,12 @@ use std::time::Instant;
 use ash::vk;
 use conformance_tests::compute::spirv_words;
 use conformance_tests::descriptor_heap::DescriptorHeap;
-use conformance_tests::graph::{raw_hello_chain, GraphFns, RawDispatch, BIND_POINT, HELLO_CHAIN_STAGES};
+use conformance_tests::graph::{raw_hello_chain, RawDispatch, HELLO_CHAIN_STAGES};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{
     compute_only_queue_family, compute_queue_family, Extras, InstanceOptions, TestDevice, TestInstance,
 };
+use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
 const CREATIONS: usize = 6;
 const SCALE_ADD: &[u8] = include_bytes!("../shaders/scale_add.comp.spv");
@@ -66,7 +67,7 @@ fn recreated_graphs_on_descriptor_buffers_and_async_compute() {
         TestDevice::with_amdx_extras(&inst, pd, family, 1, Extras { descriptor_buffer: true, ..Default::default() })
     {
         let d = &dev.device;
-        let fns = GraphFns::load(&dev).expect("graph entry points");
+        let fns = dev.amdx_commands().expect("graph entry points");
         // scale_add's 12 bytes of push constants fit the probe; the graph pushes 8.
         let heap = DescriptorHeap::new(&inst, &dev, 1, 12).expect("descriptor heap");
         let address_usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
@@ -104,8 +105,15 @@ fn recreated_graphs_on_descriptor_buffers_and_async_compute() {
                 heap.bind(cb);
                 // SAFETY: recording valid commands.
                 unsafe {
-                    d.cmd_bind_pipeline(cb, BIND_POINT, graph);
-                    heap.fns.cmd_set_descriptor_buffer_offsets(cb, BIND_POINT, heap.layout, 0, &[0], &[heap.offset(0)]);
+                    d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, graph);
+                    heap.fns.cmd_set_descriptor_buffer_offsets(
+                        cb,
+                        PIPELINE_BIND_POINT_EXECUTION_GRAPH,
+                        heap.layout,
+                        0,
+                        &[0],
+                        &[heap.offset(0)],
+                    );
                     d.cmd_push_constants(cb, heap.layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 }
                 dispatch.record(&dev, &fns, cb);

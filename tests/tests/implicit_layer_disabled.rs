@@ -5,8 +5,8 @@
 //! list alone cannot tell.) Own file: the variable is per process.
 
 use ash::vk;
-use conformance_tests::amdx::PhysicalDeviceShaderEnqueueFeatures;
 use conformance_tests::{env, InstanceOptions, TestInstance};
+use vk_amdx::PhysicalDeviceShaderEnqueueFeatures;
 
 #[test]
 fn implicit_layer_is_disabled_by_env() {

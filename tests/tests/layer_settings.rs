@@ -5,8 +5,8 @@
 //! in some layers.
 
 use ash::vk;
-use conformance_tests::amdx::COMMANDS;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use vk_amdx::COMMANDS;
 
 #[test]
 fn force_emulation_via_layer_settings() {

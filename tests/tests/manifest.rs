@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use conformance_tests::amdx::COMMANDS;
 use conformance_tests::env::{workspace_root, LAYER_NAME};
+use vk_amdx::COMMANDS;
 
 #[test]
 fn explicit_manifest_is_consistent() {

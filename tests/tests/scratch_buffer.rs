@@ -3,7 +3,6 @@
 //! does not know) and has a device address.
 
 use ash::vk;
-use conformance_tests::amdx::BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
 #[test]
@@ -12,7 +11,7 @@ fn scratch_buffer_has_device_address() {
     let pd = inst.pick_physical_device().expect("physical device");
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device with AMDX");
-        let usage = BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let usage = vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
         let scratch = dev.create_host_buffer(1 << 16, usage).expect("scratch buffer");
         let address = scratch.address.expect("address queried");
         assert_ne!(address, 0, "device address");

@@ -7,23 +7,27 @@
 //!   manifest (system drivers first, lavapipe as fallback).
 //! - `install` / `uninstall`: write / remove the implicit-layer manifest
 //!   under `$XDG_DATA_HOME/vulkan/implicit_layer.d/`.
+//! - `struct-sizes`: regenerate the layer's `pNext` size table from ash.
 
 mod demo;
 mod install;
 mod paths;
 mod run;
+mod struct_sizes;
 mod test;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <test|demo|install|uninstall>
+const USAGE: &str = "usage: cargo xtask <test|demo|install|uninstall|struct-sizes>
 
   test       build the layer (debug), run `cargo test --workspace` against it,
              build it (release) and check vulkaninfo lists VK_AMDX_shader_enqueue rev 2
   demo       build layer + demo (release) and run the demo through manifests/
   install    build the layer (release) and write the implicit manifest to
              $XDG_DATA_HOME/vulkan/implicit_layer.d/ (default ~/.local/share/...)
-  uninstall  remove that implicit manifest";
+  uninstall  remove that implicit manifest
+  struct-sizes [--check]
+             regenerate (or check) layer/src/ffi/struct_sizes.rs from ash's definitions";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(&args[1..]),
         Some("install") => install::install(),
         Some("uninstall") => install::uninstall(),
+        Some("struct-sizes") => struct_sizes::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -7,6 +7,9 @@ use crate::cmd;
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
 use crate::workloads::{bytes_of, row, Ctx, Side};
+// The storage buffer after one dispatch (4 sums, then 4 counts) is the
+// demo's model of the same graph.
+use demo::hello::model;
 
 /// The chain's node shaders.
 const SPV: &[u8] = include_bytes!("../../../spirv-lowering/tests/corpus/01_hello_chain.spv");
@@ -23,21 +26,6 @@ pub const GRIDS: [u32; 4] = [16, 3, 9, 12];
 pub fn level_bytes(grids: &[u32]) -> [u64; 3] {
     let second = 2 * u64::from(grids.iter().sum::<u32>());
     [8 * grids.len() as u64, 8 * second, 4 * second]
-}
-
-/// The storage buffer after one dispatch: 4 sums, then 4 counts.
-pub fn model(grids: &[u32]) -> [u32; 8] {
-    let mut uav = [0u32; 8];
-    for (r, &g) in grids.iter().enumerate() {
-        for wg in 0..g {
-            for t in 0..2 {
-                let gid = wg * 2 + t;
-                uav[r] += gid * 2 + t + 1;
-                uav[4 + r] += 1;
-            }
-        }
-    }
-    uav
 }
 
 /// Runs the workload.

@@ -21,10 +21,9 @@ use crate::measure::{self, Settings};
 use crate::messages::Messages;
 use crate::report::Row;
 use crate::scratch_search::Scratch;
-use demo::amdx;
 use demo::gpu::{Buffer, Gpu};
 use demo::graph::Graph;
-use demo::timer::Timer;
+use vk_host::Timer;
 
 /// What every workload runs with.
 pub struct Ctx<'d> {
@@ -63,7 +62,7 @@ impl<'d> Ctx<'d> {
         let gran = size.size_granularity.max(1);
         let bytes = (size.min_size + extra).div_ceil(gran) * gran;
         let bytes = bytes.min(size.max_size.max(size.min_size));
-        let usage = amdx::BUFFER_USAGE_SCRATCH | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let usage = vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
         let scratch = self.gpu.buffer(bytes, usage, false)?;
         let nodes = entries.len() as u32;
         Ok(GraphSetup { graph, ms_per_node: ms / f64::from(nodes.max(1)), nodes, scratch })

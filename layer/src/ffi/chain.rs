@@ -1,11 +1,19 @@
 //! Owned copies of `pNext` chains the layer must edit before calling down.
 //!
 //! The application's structures are `const`: instead of patching them, the
-//! layer copies every node it knows the size of (all of ash 0.38's
-//! structures, see [`struct_sizes`](super::struct_sizes)) into 8-byte aligned
-//! storage it owns, edits, drops or appends nodes, and relinks. Copying stops
-//! at the first node of unknown type: from there the application's chain is
-//! linked as it is (the tail).
+//! layer copies every node it knows the size of (all of ash's structures,
+//! see [`struct_sizes`](super::struct_sizes)) into 8-byte aligned storage it
+//! owns, edits, drops or appends nodes, and relinks. Copying stops at the
+//! first node of unknown type: from there the application's chain is linked
+//! as it is (the tail).
+//!
+//! Why every structure and not only the few the layer edits: to drop or
+//! change a node, every node before it must be relinked, so copied, and the
+//! application may put any structure first. A table of the edited types
+//! alone would stop the copy early and leave such nodes in the uncopied tail
+//! (features the layer must strip would reach the driver). The full table is
+//! therefore kept, but generated from ash's definitions
+//! (`cargo xtask struct-sizes`), not edited by hand.
 
 use super::loader::{LayerDeviceCreateInfo, LayerInstanceCreateInfo};
 use super::struct_sizes::struct_size;

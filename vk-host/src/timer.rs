@@ -1,10 +1,21 @@
 //! GPU time of a span of a command buffer: two timestamp queries, written
 //! at the bottom of the pipe (once all earlier commands are done) before and
-//! after the span.
+//! after the span; and the queue family's tick length and valid bits.
 
 use ash::vk;
 
-use crate::gpu::Gpu;
+use crate::{vk_err, Result};
+
+/// `(ns per tick, valid-bit mask)` of `family`, when it writes timestamps.
+pub fn timestamp_info(instance: &ash::Instance, pd: vk::PhysicalDevice, family: u32) -> Option<(f64, u64)> {
+    // SAFETY: valid physical device.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+    let bits = families.get(family as usize)?.timestamp_valid_bits;
+    // SAFETY: as above.
+    let period = unsafe { instance.get_physical_device_properties(pd) }.limits.timestamp_period;
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    (bits > 0).then_some((f64::from(period), mask))
+}
 
 /// A two-query timestamp pool; destroyed on drop.
 pub struct Timer<'d> {
@@ -17,14 +28,14 @@ pub struct Timer<'d> {
 }
 
 impl<'d> Timer<'d> {
-    /// A timer, or `None` when the queue does not write timestamps.
-    pub fn new(gpu: &'d Gpu) -> Result<Option<Self>, String> {
-        let Some((period, mask)) = gpu.timestamps else { return Ok(None) };
+    /// A timer on `device`, or `None` when its queue does not write
+    /// timestamps (`timestamps` as [`timestamp_info`] gives them).
+    pub fn new(device: &'d ash::Device, timestamps: Option<(f64, u64)>) -> Result<Option<Self>> {
+        let Some((period, mask)) = timestamps else { return Ok(None) };
         let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
         // SAFETY: valid device and create info.
-        let pool =
-            unsafe { gpu.device.create_query_pool(&info, None) }.map_err(|e| format!("vkCreateQueryPool: {e:?}"))?;
-        Ok(Some(Self { device: &gpu.device, pool, period, mask }))
+        let pool = unsafe { device.create_query_pool(&info, None) }.map_err(vk_err("vkCreateQueryPool"))?;
+        Ok(Some(Self { device, pool, period, mask }))
     }
 
     /// Records the reset of both queries (before the span, outside it).
@@ -40,7 +51,7 @@ impl<'d> Timer<'d> {
     }
 
     /// Microseconds between the two stamps of the last completed submission.
-    pub fn micros(&self) -> Result<f64, String> {
+    pub fn micros(&self) -> Result<f64> {
         let mut stamps = [0u64; 2];
         // SAFETY: valid pool; the submission that wrote both queries completed.
         unsafe {
@@ -51,7 +62,7 @@ impl<'d> Timer<'d> {
                 vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
             )
         }
-        .map_err(|e| format!("vkGetQueryPoolResults: {e:?}"))?;
+        .map_err(vk_err("vkGetQueryPoolResults"))?;
         let ticks = (stamps[1] & self.mask).wrapping_sub(stamps[0] & self.mask) & self.mask;
         Ok(ticks as f64 * self.period / 1000.0)
     }
@@ -59,7 +70,7 @@ impl<'d> Timer<'d> {
 
 impl Drop for Timer<'_> {
     fn drop(&mut self) {
-        // SAFETY: the pool is idle (the device waits before this drops).
+        // SAFETY: the pool is idle (its user waits for the device before this drops).
         unsafe { self.device.destroy_query_pool(self.pool, None) };
     }
 }
