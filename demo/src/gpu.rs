@@ -1,5 +1,6 @@
 //! The demo's device: a logical device with `VK_AMDX_shader_enqueue` and
-//! buffer device addresses on one compute queue, a command pool, buffers
+//! buffer device addresses on one compute queue (or, for mesh nodes, a
+//! graphics queue with `shaderMeshEnqueue`), a command pool, buffers
 //! (host-visible or device-local, optionally with a device address) and a
 //! timed submit, on `vk_host`'s plumbing. Every object is destroyed by
 //! `Drop`, also on error paths.
@@ -7,8 +8,8 @@
 use std::time::Duration;
 
 use ash::vk;
-use vk_host::submit;
 use vk_host::timer::timestamp_info;
+use vk_host::{render, submit};
 
 /// A device with the extension enabled, its queue and a command pool.
 pub struct Gpu {
@@ -40,8 +41,24 @@ impl Gpu {
             .enabled_extension_names(&names)
             .push_next(&mut features)
             .push_next(&mut v12);
-        // SAFETY: `info` points at locals alive for the call.
-        let device = unsafe { instance.create_device(pd, &info, None) }
+        Self::create(instance, pd, family, &info)
+    }
+
+    /// A device for mesh nodes (`shaderMeshEnqueue`, dynamic rendering,
+    /// maintenance5) on a graphics + compute queue.
+    pub fn with_mesh_nodes(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Self, String> {
+        let family = render::graphics_family(instance, pd)?;
+        render::with_mesh_device_info(family, |info| Self::create(instance, pd, family, info))
+    }
+
+    fn create(
+        instance: &ash::Instance,
+        pd: vk::PhysicalDevice,
+        family: u32,
+        info: &vk::DeviceCreateInfo<'_>,
+    ) -> Result<Self, String> {
+        // SAFETY: `info` points at the caller's locals, alive for the call.
+        let device = unsafe { instance.create_device(pd, info, None) }
             .map_err(|e| format!("vkCreateDevice with VK_AMDX_shader_enqueue: {e:?}"))?;
         let pool = match submit::command_pool(&device, family) {
             Ok(pool) => pool,
@@ -52,7 +69,7 @@ impl Gpu {
             }
         };
         Ok(Self {
-            // SAFETY: queue 0 of `family` was requested above.
+            // SAFETY: queue 0 of `family` was requested by the create info.
             queue: unsafe { device.get_device_queue(family, 0) },
             pool,
             // SAFETY: valid physical device.
@@ -63,6 +80,11 @@ impl Gpu {
             is_cpu: unsafe { instance.get_physical_device_properties(pd) }.device_type == vk::PhysicalDeviceType::CPU,
             device,
         })
+    }
+
+    /// The device's memory types.
+    pub fn memory_properties(&self) -> &vk::PhysicalDeviceMemoryProperties {
+        &self.memory
     }
 
     /// A buffer of `size` bytes with `usage`: host-visible, coherent and

@@ -3,7 +3,8 @@
 //! graph ([`graph`]) on `vk_host`'s plumbing, the D3D12HelloWorkGraphs chain with its CPU model
 //! ([`hello`]), the Mandelbrot refinement graph with its CPU model
 //! ([`refine`]) and the PNG picture the demo renders with it ([`picture`]),
-//! and the pass-through cost measurement ([`cmd_cost`]).
+//! the mesh-node picture ([`sierpinski`]), and the pass-through cost
+//! measurement ([`cmd_cost`]).
 
 pub mod cmd_cost;
 pub mod gpu;
@@ -11,4 +12,5 @@ pub mod graph;
 pub mod hello;
 pub mod picture;
 pub mod refine;
+pub mod sierpinski;
 pub mod vkutil;

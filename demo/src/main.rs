@@ -13,7 +13,11 @@
 //! 5. checks every run against a CPU model and prints a table;
 //! 6. with `--png PATH`, runs the Mandelbrot refinement graph
 //!    ([`demo::refine`]) once, checks its image against the CPU model pixel
-//!    by pixel and writes it as a PNG ([`demo::picture`]).
+//!    by pixel and writes it as a PNG ([`demo::picture`]);
+//! 7. with `--mesh-png PATH`, where the device offers `shaderMeshEnqueue`,
+//!    draws a Sierpinski triangle through a mesh node inside a dynamic
+//!    rendering instance ([`demo::sierpinski`]), checks it against the CPU
+//!    rasterisation and writes it as a PNG (`--mesh-only`: only this).
 //!
 //! Exits non-zero when no device offers the extension (so `cargo xtask demo`
 //! falls back to lavapipe), on any error, and on a mismatch.
@@ -25,7 +29,7 @@ use std::time::Instant;
 use ash::vk;
 use demo::gpu::Gpu;
 use demo::graph::Graph;
-use demo::{hello, picture, vkutil};
+use demo::{hello, picture, sierpinski, vkutil};
 use vk_amdx::{PhysicalDeviceShaderEnqueueFeatures, PhysicalDeviceShaderEnqueueProperties};
 use vk_host::{Timer, LAYER_NAME};
 
@@ -36,15 +40,23 @@ enum Outcome {
     NoDevice,
 }
 
+/// The command line.
+struct Args {
+    runs: u32,
+    png: Option<PathBuf>,
+    mesh_png: Option<PathBuf>,
+    mesh_only: bool,
+}
+
 fn main() -> ExitCode {
-    let (runs, png) = match parse_args() {
+    let args = match parse_args() {
         Ok(args) => args,
         Err(e) => {
-            eprintln!("demo: {e} (usage: demo [--runs N] [--png PATH])");
+            eprintln!("demo: {e} (usage: demo [--runs N] [--png PATH] [--mesh-png PATH [--mesh-only]])");
             return ExitCode::from(2);
         }
     };
-    match run(runs, png.as_deref()) {
+    match run(&args) {
         Ok(Outcome::Verified) => ExitCode::SUCCESS,
         Ok(Outcome::Mismatch) => {
             eprintln!("demo: the graph's result differs from the CPU model");
@@ -61,35 +73,65 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--runs N` (N >= 1, default 3) and `--png PATH`.
-fn parse_args() -> Result<(u32, Option<PathBuf>), String> {
-    let mut runs = 3;
-    let mut png = None;
+/// `--runs N` (N >= 1, default 3), `--png PATH`, `--mesh-png PATH`, `--mesh-only`.
+fn parse_args() -> Result<Args, String> {
+    let mut out = Args { runs: 3, png: None, mesh_png: None, mesh_only: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => {
                 let n = args.next().ok_or("--runs needs a number")?;
-                runs = n.parse().ok().filter(|&r| r >= 1).ok_or(format!("--runs needs a number >= 1, not {n:?}"))?;
+                out.runs =
+                    n.parse().ok().filter(|&r| r >= 1).ok_or(format!("--runs needs a number >= 1, not {n:?}"))?;
             }
-            "--png" => png = Some(PathBuf::from(args.next().ok_or("--png needs a path")?)),
+            "--png" => out.png = Some(PathBuf::from(args.next().ok_or("--png needs a path")?)),
+            "--mesh-png" => out.mesh_png = Some(PathBuf::from(args.next().ok_or("--mesh-png needs a path")?)),
+            "--mesh-only" => out.mesh_only = true,
             other => return Err(format!("unexpected argument {other:?}")),
         }
     }
-    Ok((runs, png))
+    if out.mesh_only && out.mesh_png.is_none() {
+        return Err("--mesh-only needs --mesh-png".into());
+    }
+    Ok(out)
 }
 
-fn run(runs: u32, png: Option<&Path>) -> Result<Outcome, String> {
+fn run(args: &Args) -> Result<Outcome, String> {
     let entry = ash::Entry::linked();
     let instance = vkutil::create_instance(&entry, &[LAYER_NAME])?;
     println!("instance: Vulkan 1.3, layer {}", LAYER_NAME.to_string_lossy());
-    let result = pick_device(&instance).and_then(|pd| match pd {
-        Some(pd) => run_graph(&instance, pd, runs, png),
-        None => Ok(Outcome::NoDevice),
+    let result = pick_device(&instance).and_then(|pd| {
+        let Some(pd) = pd else { return Ok(Outcome::NoDevice) };
+        let outcome =
+            if args.mesh_only { Outcome::Verified } else { run_graph(&instance, pd, args.runs, args.png.as_deref())? };
+        if let (Some(path), Outcome::Verified) = (&args.mesh_png, &outcome) {
+            mesh_picture(&instance, pd, path)?;
+        }
+        Ok(outcome)
     });
     // SAFETY: everything created from the instance was dropped in run_graph.
     unsafe { instance.destroy_instance(None) };
     result
+}
+
+/// Step 7: the mesh-node picture, where the device offers mesh nodes.
+fn mesh_picture(instance: &ash::Instance, pd: vk::PhysicalDevice, path: &Path) -> Result<(), String> {
+    if !vk_host::render::mesh_enqueue_offered(instance, pd) {
+        println!("\nmesh-node picture: skipped (shaderMeshEnqueue is offered where the driver has VK_EXT_mesh_shader)");
+        return Ok(());
+    }
+    let (name, _, _) = vkutil::describe(instance, pd);
+    let n = sierpinski::SIZE;
+    println!("\nmesh-node picture on {name}: split (compute, recursive) -> tri (mesh node), {n} x {n}");
+    let gpu = Gpu::with_mesh_nodes(instance, pd)?;
+    let start = Instant::now();
+    let triangles = sierpinski::render(&gpu, path)?;
+    println!(
+        "mesh-node picture: every pixel matches the CPU rasterisation ({triangles} triangles drawn), {:.0} ms; wrote {}",
+        start.elapsed().as_secs_f64() * 1e3,
+        path.display()
+    );
+    Ok(())
 }
 
 /// Shows every device; returns the best one offering `shaderEnqueue`
