@@ -41,7 +41,7 @@ use report::{Header, Row};
 use workloads::Ctx;
 
 /// Every workload, in order.
-const ALL: [&str; 9] = [
+const ALL: [&str; 10] = [
     "chain",
     "empty-levels",
     "busy-levels",
@@ -51,6 +51,7 @@ const ALL: [&str; 9] = [
     "refine",
     "deferred-1080p",
     "deferred-4k",
+    "mesh-nodes",
 ];
 
 /// Command-line options.
@@ -275,7 +276,11 @@ fn run_workloads(ctx: &Ctx<'_>, only: &[String], profile_marks: Option<&std::pat
             "classify-4m" => workloads::classify::run(ctx, "classify-4m", 4 << 20, 256 << 10)?,
             "refine" => workloads::refine::run(ctx)?,
             "deferred-1080p" => workloads::deferred::run(ctx, "deferred-1080p", (1920, 1080), (320, 192))?,
-            _ => workloads::deferred::run(ctx, "deferred-4k", (3840, 2160), (640, 384))?,
+            "deferred-4k" => workloads::deferred::run(ctx, "deferred-4k", (3840, 2160), (640, 384))?,
+            _ => match workloads::mesh::run(ctx)? {
+                Some(row) => row,
+                None => continue,
+            },
         };
         println!(
             "  {:.1} µs graph, {:.1} µs baseline, ratio {:.2} (results match)",

@@ -23,6 +23,8 @@ pub struct Gpu {
     pub is_cpu: bool,
     /// The instance's function table (graphs load their commands through it).
     pub instance: ash::Instance,
+    /// The physical device it was created on.
+    pub physical: vk::PhysicalDevice,
 }
 
 impl Gpu {
@@ -76,6 +78,7 @@ impl Gpu {
             memory: unsafe { instance.get_physical_device_memory_properties(pd) },
             timestamps: timestamp_info(instance, pd, family),
             instance: instance.clone(),
+            physical: pd,
             // SAFETY: valid physical device.
             is_cpu: unsafe { instance.get_physical_device_properties(pd) }.device_type == vk::PhysicalDeviceType::CPU,
             device,

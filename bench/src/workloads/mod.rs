@@ -9,6 +9,7 @@ pub mod classify;
 pub mod deferred;
 pub mod empty;
 pub mod fanout;
+pub mod mesh;
 pub mod refine;
 
 use std::ffi::CStr;
