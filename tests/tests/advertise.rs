@@ -130,6 +130,6 @@ fn properties2_fill_amdx_properties() {
     assert_eq!(p.execution_graph_dispatch_address_alignment, 4);
     assert_eq!(p.max_execution_graph_workgroup_count, [65535; 3]);
     assert_eq!(p.max_execution_graph_workgroups, 16_777_215);
-    assert_eq!(driver.driver_id, vk::DriverId::MESA_LLVMPIPE, "driver struct still filled");
+    assert_ne!(driver.driver_id, vk::DriverId::from_raw(0), "driver struct still filled");
     inst.finish();
 }
