@@ -27,6 +27,12 @@ pub fn colour(iterations: u32) -> [u8; 3] {
 
 /// Encodes an n x n image of iteration counts as an RGB PNG.
 pub fn encode(image: &[u32], n: u32) -> Result<Vec<u8>, String> {
+    let rgb: Vec<u8> = image.iter().flat_map(|&it| colour(it)).collect();
+    encode_rgb(&rgb, n)
+}
+
+/// Encodes n x n RGB bytes as a PNG.
+pub fn encode_rgb(rgb: &[u8], n: u32) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     {
         let mut encoder = png::Encoder::new(&mut out, n, n);
@@ -34,8 +40,7 @@ pub fn encode(image: &[u32], n: u32) -> Result<Vec<u8>, String> {
         encoder.set_depth(png::BitDepth::Eight);
         encoder.set_compression(png::Compression::Best);
         let mut writer = encoder.write_header().map_err(|e| format!("PNG header: {e}"))?;
-        let rgb: Vec<u8> = image.iter().flat_map(|&it| colour(it)).collect();
-        writer.write_image_data(&rgb).map_err(|e| format!("PNG data: {e}"))?;
+        writer.write_image_data(rgb).map_err(|e| format!("PNG data: {e}"))?;
     }
     Ok(out)
 }

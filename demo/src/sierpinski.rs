@@ -95,17 +95,8 @@ pub fn model(levels: u32) -> Vec<u32> {
 
 /// Encodes colour words (0x00BBGGRR) as an RGB PNG.
 pub fn encode(image: &[u32], n: u32) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    {
-        let mut encoder = png::Encoder::new(&mut out, n, n);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Best);
-        let mut writer = encoder.write_header().map_err(|e| format!("PNG header: {e}"))?;
-        let rgb: Vec<u8> = image.iter().flat_map(|&w| [w as u8, (w >> 8) as u8, (w >> 16) as u8]).collect();
-        writer.write_image_data(&rgb).map_err(|e| format!("PNG data: {e}"))?;
-    }
-    Ok(out)
+    let rgb: Vec<u8> = image.iter().flat_map(|&w| [w as u8, (w >> 8) as u8, (w >> 16) as u8]).collect();
+    crate::picture::encode_rgb(&rgb, n)
 }
 
 /// The graph's objects on `gpu`, destroyed on drop.
@@ -257,7 +248,7 @@ pub fn render(gpu: &Gpu, path: &Path) -> Result<u32, String> {
 }
 
 /// A colour target destroyed on drop.
-struct Target<'d>(ColorTarget, &'d ash::Device);
+pub struct Target<'d>(pub ColorTarget, pub &'d ash::Device);
 
 impl Drop for Target<'_> {
     fn drop(&mut self) {

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use ash::vk;
 use demo::gpu::{Buffer, Gpu};
-use demo::sierpinski::{self, MeshGraph, LEVELS, SIZE};
+use demo::sierpinski::{self, MeshGraph, Target, LEVELS, SIZE};
 use vk_host::pipeline::{compute_pipeline, shader_module, spirv_words};
 use vk_host::render::{self, ColorTarget};
 use vk_host::Timer;
@@ -140,16 +140,6 @@ impl Drop for Baseline<'_> {
                 d.destroy_shader_module(m, None);
             }
         }
-    }
-}
-
-/// A colour target destroyed on drop.
-struct Target<'d>(ColorTarget, &'d ash::Device);
-
-impl Drop for Target<'_> {
-    fn drop(&mut self) {
-        // SAFETY: idle after the last wait.
-        unsafe { self.0.destroy(self.1) };
     }
 }
 
