@@ -4,8 +4,8 @@
 //! for commands with no result, by recording nothing.
 
 use super::chain::find_in_chain;
-use super::commands::device_of;
 use super::guard::{guard_command, guard_result};
+use super::lookup::device_of;
 use super::resources::node_stage;
 use super::{c_str, slice, status};
 use crate::amdx;

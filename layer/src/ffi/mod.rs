@@ -12,6 +12,7 @@ mod graph;
 mod guard;
 mod instance;
 mod loader;
+mod lookup;
 mod maintenance6;
 mod proc_addr;
 mod rendering;

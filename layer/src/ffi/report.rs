@@ -7,8 +7,8 @@
 //! `tracing` error and an error message through the application's
 //! `VK_EXT_debug_utils` messengers naming the graph and what went wrong.
 
-use super::commands::device_of;
 use super::guard::guard_result;
+use super::lookup::device_of;
 use super::slice;
 use crate::state::command_buffer::StatusSlot;
 use crate::state::device::PendingReport;

@@ -5,8 +5,8 @@
 //! descriptor layouts' dynamic-descriptor counts (for the shadow state).
 
 use super::chain::{find_in_chain, OwnedChain};
-use super::commands::device_of;
 use super::guard::{guard_result, guard_value};
+use super::lookup::device_of;
 use super::{c_str, slice};
 use crate::amdx;
 use crate::graph::mesh::create_mesh_node;
