@@ -7,7 +7,7 @@
 //! shadow state.
 
 use super::profile::{Pass, Recording};
-use super::record::ScratchTarget;
+use super::scratch::ScratchTarget;
 use crate::state::command_buffer::{
     BindPointState, CommandBufferState, PushedSet, RenderingAttachment, RenderingInstance,
 };

@@ -9,8 +9,9 @@
 //! analyses) also come from the device's [`super::lowered_cache`] when an
 //! earlier creation made them.
 
+use super::driver::compiled_pipeline;
+use super::errors::GraphError;
 use super::lowered_cache::index_free;
-use super::pipeline::{compiled_pipeline, GraphError};
 use crate::state::device::NodeStage;
 use crate::state::DeviceState;
 use ash::vk;

@@ -9,7 +9,8 @@
 //! with `vkCmdDrawMeshTasksIndirectEXT` on the node's `NodeDispatch` (see
 //! `record`).
 
-use super::pipeline::{spec_map, GraphError};
+use super::errors::GraphError;
+use super::pipeline::spec_map;
 use crate::state::device::{MeshNode, NodeStage};
 use crate::state::DeviceState;
 use ash::vk;

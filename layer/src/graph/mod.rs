@@ -11,8 +11,10 @@
 
 pub mod commands;
 pub mod describe;
+pub mod driver;
 pub mod dump;
 pub mod entry;
+pub mod errors;
 pub mod kernels;
 pub mod link;
 pub mod lowered_cache;

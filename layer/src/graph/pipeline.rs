@@ -5,52 +5,22 @@
 //! real driver pipeline (an empty kernel), so debug names and the like work.
 //! The meta pipelines are created once per device.
 
+use super::driver::{check, compute_pipeline, placeholder_pipeline};
+use super::errors::GraphError;
 use super::kernels::KernelCache;
-use super::link::{self, Graph, LinkError, NodeDecl};
+use super::link::{self, Graph, NodeDecl};
 use super::scratch::FixedLayout;
 use crate::amdx;
-use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
 use crate::state::device::{MeshNode, NodeStage};
 use crate::state::DeviceState;
 use ash::vk;
 use meta_shaders::NodeSchedule;
-use spirv_lowering::{LaunchMode, LowerError, LowerOptions, SpecMap};
+use spirv_lowering::{LaunchMode, LowerOptions, SpecMap};
 use std::sync::Arc;
 
 /// Lanes a packed thread-node workgroup runs (a multiple of every common
 /// subgroup size: lavapipe 8, NVIDIA 32, AMD 64).
 pub const THREAD_PACK_WIDTH: u32 = 64;
-
-#[derive(Debug, thiserror::Error)]
-pub enum GraphError {
-    #[error("{0}")]
-    Link(#[from] LinkError),
-    #[error("node \"{node}\": {error}")]
-    Lower { node: String, error: LowerError },
-    #[error("stage {stage}: {what}")]
-    Stage { stage: usize, what: String },
-    #[error("the layout's push constants end at byte {end}; the runtime's 16-byte block does not fit in {max}")]
-    PushSpace { end: u32, max: u32 },
-    #[error("{call} failed: {result:?}")]
-    Vulkan { call: &'static str, result: vk::Result },
-}
-
-impl GraphError {
-    pub fn result(&self) -> vk::Result {
-        match self {
-            GraphError::Vulkan { result, .. } => *result,
-            _ => vk::Result::ERROR_INITIALIZATION_FAILED,
-        }
-    }
-}
-
-fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
-    if result == vk::Result::SUCCESS {
-        Ok(())
-    } else {
-        Err(GraphError::Vulkan { call, result })
-    }
-}
 
 /// One node's driver pipeline.
 #[derive(Debug)]
@@ -139,82 +109,6 @@ fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
             ..Default::default()
         },
     }
-}
-
-/// Creates a compute pipeline from SPIR-V words on the driver (`flags`:
-/// what node kernels inherit from their graph, such as
-/// `VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT`).
-pub(crate) fn compute_pipeline(
-    device: &DeviceState,
-    cache: vk::PipelineCache,
-    flags: vk::PipelineCreateFlags,
-    words: &[u32],
-    entry: &std::ffi::CStr,
-    layout: vk::PipelineLayout,
-    spec: Option<&vk::SpecializationInfo<'_>>,
-) -> Result<vk::Pipeline, GraphError> {
-    compiled_pipeline(device, cache, flags, words, entry, layout, spec).map(|c| c.pipeline)
-}
-
-/// A driver pipeline and the driver's creation feedback for it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Compiled {
-    pub pipeline: vk::Pipeline,
-    /// `VK_PIPELINE_CREATION_FEEDBACK_*` the driver reported (empty when it
-    /// gave none).
-    pub feedback: vk::PipelineCreationFeedbackFlags,
-}
-
-/// [`compute_pipeline`], also asking the driver for creation feedback
-/// (Vulkan 1.3 core, where the application's version allows it), so that a
-/// graph can answer the application's.
-pub(crate) fn compiled_pipeline(
-    device: &DeviceState,
-    cache: vk::PipelineCache,
-    flags: vk::PipelineCreateFlags,
-    words: &[u32],
-    entry: &std::ffi::CStr,
-    layout: vk::PipelineLayout,
-    spec: Option<&vk::SpecializationInfo<'_>>,
-) -> Result<Compiled, GraphError> {
-    let fp = device.dispatch.fp.fp_v1_0();
-    let module_info = vk::ShaderModuleCreateInfo::default().code(words);
-    let mut module = vk::ShaderModule::null();
-    // SAFETY: valid device and create info.
-    check("vkCreateShaderModule", unsafe {
-        (fp.create_shader_module)(device.handle(), &module_info, std::ptr::null(), &mut module)
-    })?;
-    let mut stage =
-        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(entry);
-    if let Some(spec) = spec {
-        stage = stage.specialization_info(spec);
-    }
-    let mut feedback = vk::PipelineCreationFeedback::default();
-    let mut feedback_info = vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
-    let mut info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
-    // Core 1.3: not for an application that asked for an older version.
-    if device.physical.creation_feedback {
-        info = info.push_next(&mut feedback_info);
-    }
-    let mut pipeline = vk::Pipeline::null();
-    // SAFETY: valid device, cache and create info.
-    let result =
-        unsafe { (fp.create_compute_pipelines)(device.handle(), cache, 1, &info, std::ptr::null(), &mut pipeline) };
-    // SAFETY: the module is ours and no longer needed.
-    unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
-    check("vkCreateComputePipelines", result)?;
-    Ok(Compiled { pipeline, feedback: feedback.flags })
-}
-
-/// A driver pipeline running the empty kernel: the handle an application
-/// holds for a graph or graph library.
-pub fn placeholder_pipeline(
-    device: &DeviceState,
-    cache: vk::PipelineCache,
-    layout: vk::PipelineLayout,
-    flags: vk::PipelineCreateFlags,
-) -> Result<vk::Pipeline, GraphError> {
-    compute_pipeline(device, cache, flags, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
 }
 
 /// The application's layout with the runtime's push block appended: every
@@ -382,7 +276,7 @@ pub fn create_graph(
     let created =
         GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset };
     if let Some(dir) = graph_dir {
-        super::describe::write(dir, graph_number, &created);
+        super::describe::write(dir, graph_number, created.handle, &created.graph, &created.fixed);
     }
     Ok(created)
 }

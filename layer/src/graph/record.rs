@@ -25,9 +25,10 @@
 
 use super::commands::{restore_compute_state, restore_graphics_state, Recorder};
 use super::entry::{entry_level, EntryLevel};
+use super::errors::RecordError;
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
-use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, FIRST_TAG, STATUS_WORDS};
+use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, ScratchTarget, FIRST_TAG, STATUS_WORDS};
 use super::statistics::{self, Statistics};
 use crate::state::command_buffer::{CommandBufferState, RenderingInstance};
 use crate::state::DeviceState;
@@ -37,33 +38,6 @@ use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTE
 use std::collections::BTreeSet;
 
 pub use super::entry::EntryInput;
-
-/// Scratch memory as a buffer range.
-#[derive(Clone, Copy, Debug)]
-pub struct ScratchTarget {
-    pub buffer: vk::Buffer,
-    /// Offset of the scratch address in `buffer`.
-    pub offset: u64,
-    pub address: u64,
-    pub size: u64,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    #[error("scratch size {size} is below the graph's minSize {min}")]
-    ScratchTooSmall { size: u64, min: u64 },
-    #[error("scratch address {0:#x} is not 16-byte aligned")]
-    Misaligned(u64),
-    #[error("the dispatch's payloads ({bytes} bytes) exceed the scratch ring half ({capacity} bytes)")]
-    PayloadsTooLarge { bytes: u64, capacity: u64 },
-    #[error("the dispatch's {records} records exceed the scratch record list ({capacity})")]
-    TooManyRecords { records: u64, capacity: u32 },
-    #[error(
-        "record {record} of node \"{node}\" asks for a grid of {grid:?} workgroups; the node's \
-         MaxNumWorkgroupsAMDX is {max:?} and a node's records may ask for {total} workgroups in all"
-    )]
-    GridTooLarge { node: String, record: u64, grid: [u64; 3], max: [u32; 3], total: u32 },
-}
 
 /// Checks the scratch range and returns its dynamic layout.
 fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLayout, RecordError> {

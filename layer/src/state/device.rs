@@ -7,7 +7,7 @@ use super::instance::{InstanceState, PhysicalDeviceState};
 use super::registry::HandleMap;
 use crate::dispatch::DeviceDispatch;
 use crate::graph::pipeline::{GraphPipeline, MetaPipelines};
-use crate::graph::record::ScratchTarget;
+use crate::graph::scratch::ScratchTarget;
 use ash::vk;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
@@ -185,7 +185,7 @@ impl DeviceState {
     }
 
     /// The meta pipelines, created on first use.
-    pub(crate) fn meta_pipelines(&self) -> Result<Arc<MetaPipelines>, crate::graph::pipeline::GraphError> {
+    pub(crate) fn meta_pipelines(&self) -> Result<Arc<MetaPipelines>, crate::graph::errors::GraphError> {
         if let Some(meta) = &self.resources.lock().meta {
             return Ok(meta.clone());
         }
