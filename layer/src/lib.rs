@@ -12,6 +12,7 @@
 pub mod advertise;
 /// The revision-2 declarations, shared with the tests, demo and bench.
 pub use vk_amdx as amdx;
+mod device;
 mod dispatch;
 mod ffi;
 mod graph;

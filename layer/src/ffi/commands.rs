@@ -7,8 +7,8 @@ use super::guard::{guard_command, guard_result, guard_value};
 use super::lookup::device_of;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+use crate::device::DeviceState;
 use crate::state::command_buffer::{PushedDescriptor, PushedSet};
-use crate::state::DeviceState;
 use ash::vk;
 use std::ffi::c_void;
 

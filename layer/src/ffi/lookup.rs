@@ -5,7 +5,7 @@
 //! the other for it.
 
 use super::dispatch_key;
-use crate::state::{DeviceState, DEVICES};
+use crate::device::{DeviceState, DEVICES};
 use ash::vk;
 use std::sync::Arc;
 

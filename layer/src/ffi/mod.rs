@@ -18,11 +18,8 @@ mod proc_addr;
 mod rendering;
 mod report;
 mod resources;
-mod status;
 mod struct_sizes;
 mod templates;
-
-pub(crate) use status::StatusBuffer;
 
 use crate::state::DispatchKey;
 use ash::vk::{self, Handle};

@@ -4,8 +4,8 @@
 //! [`pipeline`](super::pipeline), which both compile through it.
 
 use super::errors::GraphError;
+use super::gpu::Gpu;
 use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
-use crate::state::DeviceState;
 use ash::vk;
 
 pub(crate) fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
@@ -20,7 +20,7 @@ pub(crate) fn check(call: &'static str, result: vk::Result) -> Result<(), GraphE
 /// what node kernels inherit from their graph, such as
 /// `VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT`).
 pub(crate) fn compute_pipeline(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     flags: vk::PipelineCreateFlags,
     words: &[u32],
@@ -44,7 +44,7 @@ pub(crate) struct Compiled {
 /// (Vulkan 1.3 core, where the application's version allows it), so that a
 /// graph can answer the application's.
 pub(crate) fn compiled_pipeline(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     flags: vk::PipelineCreateFlags,
     words: &[u32],
@@ -84,7 +84,7 @@ pub(crate) fn compiled_pipeline(
 /// A driver pipeline running the empty kernel: the handle an application
 /// holds for a graph or graph library.
 pub fn placeholder_pipeline(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     layout: vk::PipelineLayout,
     flags: vk::PipelineCreateFlags,

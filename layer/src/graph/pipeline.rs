@@ -7,15 +7,16 @@
 
 use super::driver::{check, compute_pipeline, placeholder_pipeline};
 use super::errors::GraphError;
+use super::gpu::Gpu;
 use super::kernels::KernelCache;
 use super::link::{self, Graph, NodeDecl};
 use super::scratch::FixedLayout;
+use super::stage::{spec_map, MeshNode, NodeStage};
 use crate::amdx;
-use crate::state::device::{MeshNode, NodeStage};
-use crate::state::DeviceState;
+use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 use meta_shaders::NodeSchedule;
-use spirv_lowering::{LaunchMode, LowerOptions, SpecMap};
+use spirv_lowering::{LaunchMode, LowerOptions};
 use std::sync::Arc;
 
 /// Lanes a packed thread-node workgroup runs (a multiple of every common
@@ -64,21 +65,6 @@ pub struct MetaPipelines {
     pub entry_records: vk::Pipeline,
 }
 
-/// Specialization values as the lowering reads them (32-bit constants; a
-/// 64-bit constant contributes its low word, a bool its `VkBool32`).
-pub(crate) fn spec_map(stage: &NodeStage) -> SpecMap {
-    stage
-        .specialization
-        .iter()
-        .filter_map(|(id, bytes)| {
-            let mut word = [0u8; 4];
-            let n = bytes.len().min(4);
-            word[..n].copy_from_slice(bytes.get(..n)?);
-            Some((*id, u32::from_le_bytes(word)))
-        })
-        .collect()
-}
-
 /// How the meta shaders size a node's launches.
 fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -> NodeSchedule {
     let input_stride = link::input_stride(info);
@@ -113,9 +99,9 @@ fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
 
 /// The application's layout with the runtime's push block appended: every
 /// range with the compute stage grows to cover it (Vulkan forbids two
-/// ranges with the same stage), or a compute range is added.
-fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(vk::PipelineLayout, u32), GraphError> {
-    let info = device.pipeline_layout(app_layout);
+/// ranges with the same stage), or a compute range is added. `info` is
+/// what the layer recorded of the application's layout.
+fn node_layout(device: &Gpu, info: &PipelineLayoutInfo) -> Result<(vk::PipelineLayout, u32), GraphError> {
     let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
     let push_offset = end.next_multiple_of(8);
     let block_end = push_offset + std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
@@ -142,16 +128,18 @@ fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(
 }
 
 /// Creates an execution graph pipeline from its node stages (in node-index
-/// order: stages, then library stages); `flags` go to every driver pipeline
-/// of it. On error nothing is left behind.
+/// order: stages, then library stages) and the application's layout
+/// (`app_layout`, of which the layer recorded `layout_info`); `flags` go to
+/// every driver pipeline of it. On error nothing is left behind.
 pub fn create_graph(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     stages: &[NodeStage],
     app_layout: vk::PipelineLayout,
+    layout_info: &PipelineLayoutInfo,
     flags: vk::PipelineCreateFlags,
 ) -> Result<GraphPipeline, GraphError> {
-    let (layout, push_offset) = node_layout(device, app_layout)?;
+    let (layout, push_offset) = node_layout(device, layout_info)?;
     // The layout is destroyed with the graph, or here if creation fails
     // (after the kernels, which are dropped first).
     let layout_guard = LayoutGuard { device, layout };
@@ -310,7 +298,7 @@ fn check_mesh_dynamic_states(stages: &[NodeStage]) -> Result<(), GraphError> {
 
 /// The node layout of a graph under construction, destroyed if creation fails.
 struct LayoutGuard<'a> {
-    device: &'a DeviceState,
+    device: &'a Gpu,
     layout: vk::PipelineLayout,
 }
 
@@ -329,7 +317,7 @@ impl GraphPipeline {
     }
 
     /// Destroys every driver object of the graph (the handle included).
-    pub fn destroy(&self, device: &DeviceState) {
+    pub fn destroy(&self, device: &Gpu) {
         let fp = device.dispatch.fp.fp_v1_0();
         for &kernel in &self.kernels {
             // SAFETY: the graph's own pipelines.
@@ -347,7 +335,7 @@ impl MetaPipelines {
     /// Push-constant bytes of the largest meta-shader push block.
     const PUSH_SIZE: u32 = std::mem::size_of::<meta_shaders::EntryPush>() as u32;
 
-    pub fn create(device: &DeviceState) -> Result<Self, GraphError> {
+    pub fn create(device: &Gpu) -> Result<Self, GraphError> {
         let range =
             vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: Self::PUSH_SIZE };
         let create = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(std::slice::from_ref(&range));
@@ -388,7 +376,7 @@ impl MetaPipelines {
         }
     }
 
-    pub fn destroy(&self, device: &DeviceState) {
+    pub fn destroy(&self, device: &Gpu) {
         let fp = device.dispatch.fp.fp_v1_0();
         // SAFETY: the layer's own objects (null handles are ignored).
         unsafe {

@@ -26,12 +26,12 @@
 use super::commands::{restore_compute_state, restore_graphics_state, Recorder};
 use super::entry::{entry_level, EntryLevel};
 use super::errors::RecordError;
+use super::gpu::Gpu;
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
 use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, ScratchTarget, FIRST_TAG, STATUS_WORDS};
 use super::statistics::{self, Statistics};
-use crate::state::command_buffer::{CommandBufferState, RenderingInstance};
-use crate::state::DeviceState;
+use crate::state::command_buffer::{RenderingInstance, Shadow};
 use ash::vk;
 use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
 use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTES, NO_NODE};
@@ -53,7 +53,7 @@ fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLa
 /// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables, an
 /// empty record index, zeroed done groups, the sink's header and the first tag.
 pub fn initialize(
-    device: &DeviceState,
+    device: &Gpu,
     cb: vk::CommandBuffer,
     graph: &GraphPipeline,
     target: ScratchTarget,
@@ -99,7 +99,7 @@ struct Dispatch<'a> {
     r: Recorder<'a>,
     graph: &'a GraphPipeline,
     meta: &'a MetaPipelines,
-    cb_state: &'a CommandBufferState,
+    cb_state: &'a Shadow,
     dynamic: DynamicLayout,
     /// Where the final status goes for the host: (buffer, slot).
     status: Option<(vk::Buffer, u32)>,
@@ -476,10 +476,10 @@ impl Dispatch<'_> {
 
 /// What every graph dispatch is recorded with.
 pub struct DispatchArgs<'a> {
-    pub device: &'a DeviceState,
+    pub device: &'a Gpu,
     pub cb: vk::CommandBuffer,
     /// The command buffer's shadow state when the dispatch is recorded.
-    pub cb_state: &'a CommandBufferState,
+    pub cb_state: &'a Shadow,
     pub graph: &'a GraphPipeline,
     pub meta: &'a MetaPipelines,
     pub target: ScratchTarget,
@@ -508,7 +508,12 @@ impl<'a> DispatchArgs<'a> {
             .map(|l| l.iter().map(|&n| (self.graph.nodes[n].name.clone(), self.graph.nodes[n].index)).collect())
             .collect();
         let bytes = statistics::bytes(named.iter().map(Vec::len));
-        let (buffer, host) = self.device.staging.lock().reserve(self.device, self.cb, bytes)?;
+        let (buffer, host) = self.device.staging.lock().reserve(
+            &self.device.dispatch,
+            &self.device.physical.memory_properties,
+            self.cb,
+            bytes,
+        )?;
         Some((buffer, Statistics { host: host as usize, levels: named }))
     }
 
@@ -518,7 +523,7 @@ impl<'a> DispatchArgs<'a> {
     fn profile(&self, levels: &[BTreeSet<usize>]) -> Option<Recording> {
         self.device.instance.settings.profile.as_ref()?;
         let passes: usize = 8 + levels.iter().map(|l| l.len() + 5).sum::<usize>();
-        Recording::reserve(self.device, passes as u32 + 1)
+        Recording::reserve(&self.device.dispatch, &self.device.profile_queries, passes as u32 + 1)
     }
 }
 

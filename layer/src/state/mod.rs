@@ -4,15 +4,13 @@
 //! physical devices, and by a device and its queues and command buffers).
 
 pub(crate) mod command_buffer;
-pub(crate) mod device;
 pub(crate) mod instance;
+pub(crate) mod pipeline_layout;
 pub(crate) mod registry;
 
-pub(crate) use device::DeviceState;
 pub(crate) use instance::{InstanceState, PhysicalDeviceState};
 pub(crate) use registry::{DispatchKey, Registry};
 
 use std::sync::LazyLock;
 
 pub(crate) static INSTANCES: LazyLock<Registry<InstanceState>> = LazyLock::new(Registry::default);
-pub(crate) static DEVICES: LazyLock<Registry<DeviceState>> = LazyLock::new(Registry::default);
