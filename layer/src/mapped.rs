@@ -1,6 +1,10 @@
 //! Buffers the layer owns in host-visible, host-coherent memory, mapped for
-//! their whole lifetime: the status readback ring (`ffi::status`) and the
+//! their whole lifetime: the status readback ring (`graph::status`) and the
 //! staging blocks of host dispatches (`graph::staging`).
+//!
+//! Bottom tier: it takes the device's entry points ([`DeviceDispatch`]) and
+//! memory properties as arguments, so that the runtime's pools can hold its
+//! buffers without this module naming them.
 
 use crate::dispatch::DeviceDispatch;
 use ash::vk;

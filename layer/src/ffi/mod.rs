@@ -2,6 +2,10 @@
 //! `extern "system"` functions and raw pointers. Each hook turns pointers
 //! into references with the helpers below, looks up state, calls safe code
 //! and converts the result; each runs inside a [`guard`].
+//!
+//! The top tier (see the crate's "Layers"): the hooks look their device up
+//! through [`lookup`] in [`crate::device`] and call the runtime in
+//! [`crate::graph`] with what it needs; nothing below imports `ffi`.
 
 mod chain;
 mod commands;

@@ -8,6 +8,11 @@
 //! outputs and their targets, recursion, input sharing, the levels the node
 //! can run at from the graph's entries), the edges, and the scratch sizes.
 //! A failed write is logged, never an error of pipeline creation.
+//!
+//! It takes the plain parts of a graph pipeline it reads (its handle, the
+//! linked [`Graph`] and its [`FixedLayout`]) rather than the pipeline
+//! itself: [`pipeline`](super::pipeline) writes the description at the
+//! point of creation it always has, and this module stays below it.
 
 use super::link::{Graph, LinkedOutput};
 use super::scratch::FixedLayout;

@@ -3,6 +3,10 @@
 //! the end of each dispatch the recorder copies the dispatch's
 //! `GraphContext.status` into its slot; `ffi::report` reads and
 //! clears the slot once the submission is known to have finished.
+//!
+//! Moved from `ffi` so that `crate::device`, which holds each device's
+//! buffer, imports nothing from the tier above it; it is created on first
+//! use by `DeviceState::reserve_status_slot`.
 
 use super::gpu::Gpu;
 use super::scratch::STATUS_WORDS;

@@ -5,6 +5,11 @@
 //! point, the dynamic rendering instance being recorded and the viewports
 //! and scissors, which drawing mesh nodes suspends and restores. Pure
 //! bookkeeping; the hooks feed it.
+//!
+//! Plain data in [`state`](super): the runtime's recording takes a
+//! [`Shadow`]; what else a command buffer carries (its pool, whether it is
+//! secondary or poisoned, the status slots of its graph dispatches, which
+//! name runtime types) is `crate::device::CommandBufferState`, around it.
 
 use ash::vk;
 
