@@ -3,8 +3,28 @@
 //! execution graphs on plain compute.
 //!
 //! Only [`ffi`] touches raw pointers: each hook turns the loader's arguments
-//! into references, looks up [`state`], calls safe code and converts the
-//! result. Everything else is ordinary safe Rust.
+//! into references, looks up its [`device`] (or instance in [`state`]),
+//! calls safe code and converts the result. Everything else is ordinary
+//! safe Rust.
+//!
+//! # Layers
+//!
+//! The modules form five tiers; a module imports only from tiers below its
+//! own (and, inside a tier, no two files import each other in a loop):
+//!
+//! 1. [`ffi`]: the exported entry points and hooks, the only module with
+//!    `extern "system"` functions and raw pointers.
+//! 2. [`device`]: `DeviceState` and the `DEVICES` registry: the runtime's
+//!    context on a device plus the registries of what the application
+//!    created there and each command buffer's state.
+//! 3. [`graph`]: the execution-graph runtime. Its functions take the
+//!    runtime context `graph::gpu::Gpu` and plain data as arguments (a
+//!    pipeline layout's info, a command buffer's shadow); it never names
+//!    [`device`].
+//! 4. [`state`]: plain data: instances and physical-device facts, handle
+//!    maps, the command-buffer shadow, pipeline layout info.
+//! 5. The bottom: [`dispatch`], [`settings`], [`advertise`], [`spirv_scan`]
+//!    and [`mapped`], which name none of the above.
 #![deny(unsafe_op_in_unsafe_fn)]
 // The cdylib must be called `libVkLayer_EMU_shader_enqueue.so` (DESIGN.md §2).
 #![allow(non_snake_case)]
@@ -12,6 +32,7 @@
 pub mod advertise;
 /// The revision-2 declarations, shared with the tests, demo and bench.
 pub use vk_amdx as amdx;
+mod device;
 mod dispatch;
 mod ffi;
 mod graph;

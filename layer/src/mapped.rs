@@ -1,8 +1,12 @@
 //! Buffers the layer owns in host-visible, host-coherent memory, mapped for
-//! their whole lifetime: the status readback ring (`ffi::status`) and the
+//! their whole lifetime: the status readback ring (`graph::status`) and the
 //! staging blocks of host dispatches (`graph::staging`).
+//!
+//! Bottom tier: it takes the device's entry points ([`DeviceDispatch`]) and
+//! memory properties as arguments, so that the runtime's pools can hold its
+//! buffers without this module naming them.
 
-use crate::state::DeviceState;
+use crate::dispatch::DeviceDispatch;
 use ash::vk;
 
 pub(crate) struct MappedBuffer {
@@ -14,10 +18,16 @@ pub(crate) struct MappedBuffer {
 }
 
 impl MappedBuffer {
-    /// A buffer of `size` bytes with `usage`; on failure nothing is left behind.
-    pub(crate) fn create(device: &DeviceState, size: u64, usage: vk::BufferUsageFlags) -> Result<Self, vk::Result> {
-        let fp = device.dispatch.fp.fp_v1_0();
-        let d = device.handle();
+    /// A buffer of `size` bytes with `usage` in memory of the device's
+    /// `memory_properties`; on failure nothing is left behind.
+    pub(crate) fn create(
+        device: &DeviceDispatch,
+        memory_properties: &vk::PhysicalDeviceMemoryProperties,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+    ) -> Result<Self, vk::Result> {
+        let fp = device.fp.fp_v1_0();
+        let d = device.fp.handle();
         let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
         let mut b = MappedBuffer {
             buffer: vk::Buffer::null(),
@@ -31,7 +41,7 @@ impl MappedBuffer {
         // SAFETY: the buffer was just created.
         unsafe { (fp.get_buffer_memory_requirements)(d, b.buffer, &mut requirements) };
         let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let props = &device.physical.memory_properties;
+        let props = memory_properties;
         let memory_type = (0..props.memory_type_count).find(|&i| {
             requirements.memory_type_bits & (1 << i) != 0
                 && props.memory_types[i as usize].property_flags.contains(wanted)
@@ -76,12 +86,12 @@ impl MappedBuffer {
 
     /// Destroys the buffer and its memory (which unmaps it); the GPU must be
     /// done with it.
-    pub(crate) fn destroy(&self, device: &DeviceState) {
-        let fp = device.dispatch.fp.fp_v1_0();
+    pub(crate) fn destroy(&self, device: &DeviceDispatch) {
+        let fp = device.fp.fp_v1_0();
         // SAFETY: ours and idle (null handles are ignored).
         unsafe {
-            (fp.destroy_buffer)(device.handle(), self.buffer, std::ptr::null());
-            (fp.free_memory)(device.handle(), self.memory, std::ptr::null());
+            (fp.destroy_buffer)(device.fp.handle(), self.buffer, std::ptr::null());
+            (fp.free_memory)(device.fp.handle(), self.memory, std::ptr::null());
         }
     }
 }

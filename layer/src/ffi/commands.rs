@@ -4,34 +4,13 @@
 //! never reach the driver, which does not know it.
 
 use super::guard::{guard_command, guard_result, guard_value};
-use super::{dispatch_key, slice};
+use super::lookup::device_of;
+use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+use crate::device::DeviceState;
 use crate::state::command_buffer::{PushedDescriptor, PushedSet};
-use crate::state::{DeviceState, DEVICES};
 use ash::vk;
 use std::ffi::c_void;
-use std::sync::Arc;
-
-/// The device a command buffer (or queue) belongs to.
-///
-/// # Safety
-/// `cb` must be a valid dispatchable handle of a device.
-pub(super) unsafe fn device_of<H: vk::Handle + Copy + std::fmt::Debug>(handle: H) -> Option<Arc<DeviceState>> {
-    // SAFETY: caller's contract.
-    let state = DEVICES.get(unsafe { dispatch_key(handle) });
-    if state.is_none() {
-        tracing::error!("{handle:?} belongs to no device this layer knows");
-    }
-    state
-}
-
-/// Marks a command buffer as failed (a hook panicked while recording it).
-pub(super) fn poison(cb: vk::CommandBuffer) {
-    // SAFETY: called from a guarded hook with the application's valid handle.
-    if let Some(device) = unsafe { device_of(cb) } {
-        device.with_command_buffer(cb, |state| state.poisoned = true);
-    }
-}
 
 pub(super) unsafe extern "system" fn allocate_command_buffers(
     device: vk::Device,

@@ -10,8 +10,8 @@
 //! buffer; the layer never binds descriptor buffers itself, so it passes
 //! through untouched.
 
-use super::commands::device_of;
 use super::guard::guard_command;
+use super::lookup::device_of;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 use ash::vk;

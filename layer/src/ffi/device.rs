@@ -11,8 +11,10 @@ use super::loader::{find_link, LayerDeviceCreateInfo};
 use super::{c_str, dispatch_key, slice};
 use crate::advertise::Support;
 use crate::amdx;
+use crate::device::{DeviceState, DEVICES};
 use crate::dispatch::{DeviceDispatch, EnabledTables};
-use crate::state::{DeviceState, PhysicalDeviceState, DEVICES};
+use crate::graph::gpu::Gpu;
+use crate::state::PhysicalDeviceState;
 use ash::vk;
 use std::ffi::{c_char, CStr};
 use std::sync::Arc;
@@ -96,18 +98,12 @@ pub(super) unsafe extern "system" fn create_device(
             )
         };
         let state = DeviceState {
-            dispatch,
-            instance: instance.clone(),
-            physical,
+            gpu: Gpu::new(dispatch, instance.clone(), physical, mesh_enqueue),
             emulated,
-            mesh_enqueue,
             resources: Default::default(),
             command_buffers: Default::default(),
             status: Default::default(),
-            profile_queries: Default::default(),
             pending_reports: Default::default(),
-            staging: Default::default(),
-            lowered: Default::default(),
         };
         if emulated {
             tracing::debug!("device {handle:?} created with VK_AMDX_shader_enqueue emulated");
@@ -236,9 +232,9 @@ pub(super) unsafe extern "system" fn destroy_device(
                 status.destroy(&state);
             }
             if let Some(queries) = state.profile_queries.lock().take() {
-                queries.destroy(&state);
+                queries.destroy(&state.dispatch);
             }
-            state.staging.lock().destroy(&state);
+            state.staging.lock().destroy(&state.dispatch);
             if let Some(module) = state.resources.lock().placeholder_module.take() {
                 // SAFETY: the layer's own module on this device.
                 unsafe { (state.dispatch.fp.fp_v1_0().destroy_shader_module)(device, module, std::ptr::null()) };

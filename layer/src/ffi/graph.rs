@@ -4,15 +4,16 @@
 //! for commands with no result, by recording nothing.
 
 use super::chain::find_in_chain;
-use super::commands::device_of;
 use super::guard::{guard_command, guard_result};
+use super::lookup::device_of;
 use super::resources::node_stage;
-use super::{c_str, slice, status};
+use super::{c_str, slice};
 use crate::amdx;
-use crate::graph::pipeline::{create_graph, placeholder_pipeline, GraphPipeline, MetaPipelines};
-use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, Recorded, ScratchTarget};
-use crate::state::command_buffer::{CommandBufferState, StatusSlot};
-use crate::state::DeviceState;
+use crate::device::{CommandBufferState, DeviceState, StatusSlot};
+use crate::graph::driver::placeholder_pipeline;
+use crate::graph::pipeline::{create_graph, GraphPipeline, MetaPipelines};
+use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, Recorded};
+use crate::graph::scratch::ScratchTarget;
 use ash::vk;
 use std::sync::Arc;
 
@@ -144,7 +145,8 @@ unsafe fn create_one(
         e.result()
     })?;
     drop(meta);
-    let graph = create_graph(state, cache, &stages, info.layout, kernel_flags).map_err(|e| {
+    let layout_info = state.pipeline_layout(info.layout);
+    let graph = create_graph(state, cache, &stages, info.layout, &layout_info, kernel_flags).map_err(|e| {
         tracing::error!("vkCreateExecutionGraphPipelinesAMDX: {e}");
         e.result()
     })?;
@@ -481,7 +483,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
                 return;
             }
         };
-        let status = status::reserve_slot(&cx.state);
+        let status = cx.state.reserve_status_slot();
         match record::dispatch(&cx.args(cb, status), &inputs) {
             Ok(recorded) => cx.remember_status(cb, status, recorded),
             Err(e) => tracing::error!("{NAME}: {e}; nothing recorded"),
@@ -491,7 +493,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
 
 /// Records an indirect dispatch, logging failures.
 fn record_indirect(name: &str, cb: vk::CommandBuffer, cx: DispatchContext, source: IndirectSource) {
-    let status = status::reserve_slot(&cx.state);
+    let status = cx.state.reserve_status_slot();
     match record::dispatch_indirect(&cx.args(cb, status), source) {
         Ok(recorded) => cx.remember_status(cb, status, recorded),
         Err(e) => tracing::error!("{name}: {e}; nothing recorded"),

@@ -54,7 +54,7 @@ pub(crate) fn guard_command(name: &'static str, command_buffer: vk::CommandBuffe
         f()
     })) {
         report(name, payload.as_ref());
-        let poisoned = catch_unwind(|| super::commands::poison(command_buffer));
+        let poisoned = catch_unwind(|| super::lookup::poison(command_buffer));
         if poisoned.is_err() {
             tracing::error!("{name}: could not poison the command buffer");
         }

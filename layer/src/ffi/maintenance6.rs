@@ -14,8 +14,9 @@
 //! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
 //! like the others (see [`super::descriptor_buffer`]).
 
-use super::commands::{copy_writes, device_of, shadow_sets};
+use super::commands::{copy_writes, shadow_sets};
 use super::guard::guard_command;
+use super::lookup::device_of;
 use super::slice;
 use super::templates::shadow_template_push;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;

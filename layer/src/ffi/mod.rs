@@ -2,6 +2,10 @@
 //! `extern "system"` functions and raw pointers. Each hook turns pointers
 //! into references with the helpers below, looks up state, calls safe code
 //! and converts the result; each runs inside a [`guard`].
+//!
+//! The top tier (see the crate's "Layers"): the hooks look their device up
+//! through [`lookup`] in [`crate::device`] and call the runtime in
+//! [`crate::graph`] with what it needs; nothing below imports `ffi`.
 
 mod chain;
 mod commands;
@@ -12,16 +16,14 @@ mod graph;
 mod guard;
 mod instance;
 mod loader;
+mod lookup;
 mod maintenance6;
 mod proc_addr;
 mod rendering;
 mod report;
 mod resources;
-mod status;
 mod struct_sizes;
 mod templates;
-
-pub(crate) use status::StatusBuffer;
 
 use crate::state::DispatchKey;
 use ash::vk::{self, Handle};

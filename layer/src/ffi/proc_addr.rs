@@ -15,7 +15,8 @@ use super::{
     c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, maintenance6, rendering, report,
     resources, templates, write_array,
 };
-use crate::state::{DEVICES, INSTANCES};
+use crate::device::DEVICES;
+use crate::state::INSTANCES;
 use ash::vk;
 use std::ffi::{c_char, CStr};
 
@@ -71,7 +72,7 @@ fn graph_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
 /// Whether `name` is a command of a device extension the application did
 /// not enable (the layer then answers as the driver does, with null, rather
 /// than with its hook).
-fn extension_not_enabled(state: &crate::state::DeviceState, name: &CStr) -> bool {
+fn extension_not_enabled(state: &crate::device::DeviceState, name: &CStr) -> bool {
     match name.to_bytes() {
         b"vkCmdBindDescriptorSets2KHR"
         | b"vkCmdBindDescriptorSets2"

@@ -6,8 +6,8 @@
 //! `VK_ATTACHMENT_STORE_OP_STORE` so that a suspension keeps them; its own
 //! store operation applies when the last part of the instance ends.
 
-use super::commands::device_of;
 use super::guard::guard_command;
+use super::lookup::device_of;
 use super::slice;
 use crate::state::command_buffer::{RenderingAttachment, RenderingInstance};
 use ash::vk;

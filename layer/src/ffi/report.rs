@@ -7,12 +7,10 @@
 //! `tracing` error and an error message through the application's
 //! `VK_EXT_debug_utils` messengers naming the graph and what went wrong.
 
-use super::commands::device_of;
 use super::guard::guard_result;
+use super::lookup::device_of;
 use super::slice;
-use crate::state::command_buffer::StatusSlot;
-use crate::state::device::PendingReport;
-use crate::state::DeviceState;
+use crate::device::{DeviceState, PendingReport, StatusSlot};
 use ash::vk::{self, Handle};
 use std::ffi::CString;
 
@@ -123,7 +121,7 @@ fn write_profile(state: &DeviceState, graph: vk::Pipeline, profile: &crate::grap
     use std::io::Write as _;
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-    let Some(timings) = profile.read(state) else { return };
+    let Some(timings) = profile.read(&state.dispatch, state.physical.timestamp_period) else { return };
     tracing::info!("{}", timings.summary(graph));
     let Some(path) = state.instance.settings.profile.as_deref().filter(|p| *p != "log") else { return };
     let line = timings.to_json(graph, SEQUENCE.fetch_add(1, Ordering::Relaxed)).to_string();

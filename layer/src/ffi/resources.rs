@@ -5,14 +5,15 @@
 //! descriptor layouts' dynamic-descriptor counts (for the shadow state).
 
 use super::chain::{find_in_chain, OwnedChain};
-use super::commands::device_of;
 use super::guard::{guard_result, guard_value};
+use super::lookup::device_of;
 use super::{c_str, slice};
 use crate::amdx;
+use crate::device::{DeviceState, ScratchBuffer};
 use crate::graph::mesh::create_mesh_node;
+use crate::graph::stage::NodeStage;
 use crate::spirv_scan::{declares_shader_enqueue, PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
-use crate::state::device::{NodeStage, PipelineLayoutInfo, ScratchBuffer};
-use crate::state::DeviceState;
+use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk::{self, TaggedStructure};
 use std::sync::Arc;
 
@@ -441,7 +442,8 @@ unsafe fn create_one_mesh_node(
     let flags = (u64::from(info.flags.as_raw()) | flags2) & !library_bits;
     copy.flags = vk::PipelineCreateFlags::from_raw(flags as u32);
     copy.p_next = chain.link();
-    match create_mesh_node(state, cache, &copy, mesh_index, &stage) {
+    let layout_info = state.pipeline_layout(copy.layout);
+    match create_mesh_node(state, cache, &copy, &layout_info, mesh_index, &stage) {
         Ok(mesh) => {
             let pipeline = mesh.pipeline;
             tracing::debug!("mesh node {:?} kept as {pipeline:?}", stage.entry_point);

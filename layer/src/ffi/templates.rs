@@ -11,13 +11,12 @@
 //! and is kept for the state restored after graph dispatches. Templates for
 //! descriptor sets (not pushes) pass through untouched.
 
-use super::commands::device_of;
 use super::guard::{guard_command, guard_result, guard_value};
+use super::lookup::device_of;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+use crate::device::{DeviceState, PushTemplate};
 use crate::state::command_buffer::{PushedDescriptor, PushedSet};
-use crate::state::device::PushTemplate;
-use crate::state::DeviceState;
 use ash::vk;
 use std::ffi::c_void;
 

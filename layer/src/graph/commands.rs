@@ -6,12 +6,10 @@
 //! push descriptors, descriptor-buffer offsets and push constants) from the
 //! shadow state.
 
+use super::gpu::Gpu;
 use super::profile::{Pass, Recording};
-use super::record::ScratchTarget;
-use crate::state::command_buffer::{
-    BindPointState, CommandBufferState, PushedSet, RenderingAttachment, RenderingInstance,
-};
-use crate::state::DeviceState;
+use super::scratch::ScratchTarget;
+use crate::state::command_buffer::{BindPointState, PushedSet, RenderingAttachment, RenderingInstance, Shadow};
 use ash::vk;
 use std::ffi::CString;
 
@@ -22,7 +20,7 @@ const UPDATE_CHUNK: usize = 65536;
 const STAGE_FROM: usize = 16 << 10;
 
 pub(super) struct Recorder<'a> {
-    pub device: &'a DeviceState,
+    pub device: &'a Gpu,
     pub cb: vk::CommandBuffer,
     pub target: ScratchTarget,
     /// Timestamps of the `profile` setting, when it is on.
@@ -82,7 +80,12 @@ impl Recorder<'_> {
         let total: usize = writes.iter().map(|(_, b)| b.len()).sum();
         if total >= STAGE_FROM {
             let parts: Vec<&[u8]> = writes.iter().map(|(_, b)| *b).collect();
-            let staged = self.device.staging.lock().stage(self.device, self.cb, &parts);
+            let staged = self.device.staging.lock().stage(
+                &self.device.dispatch,
+                &self.device.physical.memory_properties,
+                self.cb,
+                &parts,
+            );
             if let Some((buffer, offsets)) = staged {
                 let regions: Vec<vk::BufferCopy> = writes
                     .iter()
@@ -474,12 +477,7 @@ impl Recorder<'_> {
 
     /// Pushes the application's push-constant bytes again with `layout`
     /// (compute stage only when `compute_only`).
-    pub(super) fn push_app_constants(
-        &self,
-        cb_state: &CommandBufferState,
-        layout: vk::PipelineLayout,
-        compute_only: bool,
-    ) {
+    pub(super) fn push_app_constants(&self, cb_state: &Shadow, layout: vk::PipelineLayout, compute_only: bool) {
         let pc = &cb_state.push_constants;
         for &(stages, offset, size) in &pc.ranges {
             let stages = if compute_only { stages & vk::ShaderStageFlags::COMPUTE } else { stages };
@@ -498,7 +496,7 @@ impl Recorder<'_> {
 /// them static disturbed them; the application's pipeline, bound after,
 /// sets its own static ones again), then the pipeline and descriptor sets.
 /// Push constants are shared with compute ([`restore_compute_state`]).
-pub(super) fn restore_graphics_state(r: &Recorder<'_>, cb_state: &CommandBufferState) {
+pub(super) fn restore_graphics_state(r: &Recorder<'_>, cb_state: &Shadow) {
     let viewports = cb_state.viewports();
     // SAFETY: recording; the arrays live across the calls.
     unsafe {
@@ -517,7 +515,7 @@ pub(super) fn restore_graphics_state(r: &Recorder<'_>, cb_state: &CommandBufferS
 }
 
 /// Binds the application's compute state again after the graph's dispatches.
-pub(super) fn restore_compute_state(r: &Recorder<'_>, cb_state: &CommandBufferState) {
+pub(super) fn restore_compute_state(r: &Recorder<'_>, cb_state: &Shadow) {
     let compute = &cb_state.compute;
     if compute.pipeline != vk::Pipeline::null() {
         r.bind(compute.pipeline);

@@ -8,9 +8,15 @@
 //! outputs and their targets, recursion, input sharing, the levels the node
 //! can run at from the graph's entries), the edges, and the scratch sizes.
 //! A failed write is logged, never an error of pipeline creation.
+//!
+//! It takes the plain parts of a graph pipeline it reads (its handle, the
+//! linked [`Graph`] and its [`FixedLayout`]) rather than the pipeline
+//! itself: [`pipeline`](super::pipeline) writes the description at the
+//! point of creation it always has, and this module stays below it.
 
 use super::link::{Graph, LinkedOutput};
-use super::pipeline::GraphPipeline;
+use super::scratch::FixedLayout;
+use ash::vk;
 use serde_json::{json, Value};
 use spirv_lowering::abi::NO_NODE;
 use spirv_lowering::{LaunchMode, NodeShaderInfo};
@@ -55,11 +61,11 @@ fn levels_of(graph: &Graph) -> Vec<Vec<usize>> {
     per_node
 }
 
-/// The JSON description of `graph`.
-pub fn describe(graph: &GraphPipeline) -> Value {
-    let levels = levels_of(&graph.graph);
+/// The JSON description of the graph pipeline `handle`: its linked
+/// `graph` and its scratch layout `fixed`.
+pub fn describe(handle: vk::Pipeline, graph: &Graph, fixed: &FixedLayout) -> Value {
+    let levels = levels_of(graph);
     let nodes: Vec<Value> = graph
-        .graph
         .nodes
         .iter()
         .enumerate()
@@ -105,7 +111,6 @@ pub fn describe(graph: &GraphPipeline) -> Value {
         })
         .collect();
     let edges: Vec<Value> = graph
-        .graph
         .nodes
         .iter()
         .enumerate()
@@ -115,26 +120,26 @@ pub fn describe(graph: &GraphPipeline) -> Value {
             })
         })
         .collect();
-    let (min, max, granularity) = graph.fixed.sizes();
+    let (min, max, granularity) = fixed.sizes();
     json!({
-        "handle": format!("{:?}", graph.handle),
+        "handle": format!("{:?}", handle),
         "nodes": nodes,
         "edges": edges,
-        "scratch": { "min_size": min, "max_size": max, "granularity": granularity, "fixed_bytes": graph.fixed.end },
+        "scratch": { "min_size": min, "max_size": max, "granularity": granularity, "fixed_bytes": fixed.end },
     })
 }
 
 /// The Graphviz DOT form of `graph`: one box per node (name, index, launch
 /// mode), one arrow per output and target.
-pub fn dot(graph: &GraphPipeline) -> String {
+pub fn dot(graph: &Graph) -> String {
     let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
     let mut text = String::from("digraph execution_graph {\n  rankdir=LR;\n  node [shape=box];\n");
-    for (slot, node) in graph.graph.nodes.iter().enumerate() {
+    for (slot, node) in graph.nodes.iter().enumerate() {
         let mode = mode(&node.decl.info.launch);
         let entry = if node.decl.info.is_api_entry { ", peripheries=2" } else { "" };
         text += &format!("  n{slot} [label=\"{}[{}]\\n{mode}\"{entry}];\n", quote(&node.decl.name), node.decl.index);
     }
-    for (from, node) in graph.graph.nodes.iter().enumerate() {
+    for (from, node) in graph.nodes.iter().enumerate() {
         for (out, linked) in node.decl.info.outputs.iter().zip(&node.outputs) {
             for to in targets(linked) {
                 text += &format!("  n{from} -> n{to} [label=\"{}\"];\n", quote(&out.name));
@@ -145,8 +150,8 @@ pub fn dot(graph: &GraphPipeline) -> String {
 }
 
 /// Writes `graph<number>.json` and `graph<number>.dot` into `dir`.
-pub fn write(dir: &str, number: u64, graph: &GraphPipeline) {
-    let json = serde_json::to_string_pretty(&describe(graph)).unwrap_or_default();
+pub fn write(dir: &str, number: u64, handle: vk::Pipeline, graph: &Graph, fixed: &FixedLayout) {
+    let json = serde_json::to_string_pretty(&describe(handle, graph, fixed)).unwrap_or_default();
     for (path, text) in [
         (Path::new(dir).join(format!("graph{number}.json")), json),
         (Path::new(dir).join(format!("graph{number}.dot")), dot(graph)),

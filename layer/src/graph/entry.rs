@@ -2,8 +2,8 @@
 //! payload bytes and dispatch arguments of the entry nodes, all known on the
 //! host, laid out for the transfer that starts the dispatch.
 
+use super::errors::RecordError;
 use super::pipeline::GraphPipeline;
-use super::record::RecordError;
 use super::scratch::{record_bytes, DynamicLayout};
 use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
 use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN, RECORDS_LISTED};

@@ -9,10 +9,11 @@
 //! analyses) also come from the device's [`super::lowered_cache`] when an
 //! earlier creation made them.
 
+use super::driver::compiled_pipeline;
+use super::errors::GraphError;
+use super::gpu::Gpu;
 use super::lowered_cache::index_free;
-use super::pipeline::{compiled_pipeline, GraphError};
-use crate::state::device::NodeStage;
-use crate::state::DeviceState;
+use super::stage::NodeStage;
 use ash::vk;
 use spirv_lowering::{LowerOptions, LoweredNode, NodeShaderInfo, ParsedModule, SpecMap};
 use std::collections::HashMap;
@@ -50,7 +51,7 @@ pub struct Kernel {
 /// owns the pipelines it creates until [`KernelCache::into_pipelines`]; if
 /// creation fails it destroys them when dropped.
 pub struct KernelCache<'a> {
-    device: &'a DeviceState,
+    device: &'a Gpu,
     cache: vk::PipelineCache,
     layout: vk::PipelineLayout,
     flags: vk::PipelineCreateFlags,
@@ -67,7 +68,7 @@ impl<'a> KernelCache<'a> {
     /// Kernels will be compiled for `layout` with `flags` through the
     /// application's `cache`.
     pub fn new(
-        device: &'a DeviceState,
+        device: &'a Gpu,
         cache: vk::PipelineCache,
         layout: vk::PipelineLayout,
         flags: vk::PipelineCreateFlags,

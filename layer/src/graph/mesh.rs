@@ -9,9 +9,10 @@
 //! with `vkCmdDrawMeshTasksIndirectEXT` on the node's `NodeDispatch` (see
 //! `record`).
 
-use super::pipeline::{spec_map, GraphError};
-use crate::state::device::{MeshNode, NodeStage};
-use crate::state::DeviceState;
+use super::errors::GraphError;
+use super::gpu::Gpu;
+use super::stage::{spec_map, MeshNode, NodeStage};
+use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 use spirv_lowering::{LowerOptions, ParsedModule};
 use std::sync::Arc;
@@ -26,9 +27,9 @@ struct MeshLayout {
 
 /// The application's layout with the runtime's push block appended to the
 /// range that holds the mesh stage (Vulkan allows one range per stage), or
-/// in a new mesh-stage range.
-fn mesh_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<MeshLayout, GraphError> {
-    let info = device.pipeline_layout(app_layout);
+/// in a new mesh-stage range. `info` is what the layer recorded of the
+/// application's layout.
+fn mesh_layout(device: &Gpu, info: &PipelineLayoutInfo) -> Result<MeshLayout, GraphError> {
     let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
     let push_offset = end.next_multiple_of(8);
     let block = std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
@@ -65,11 +66,13 @@ fn mesh_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<M
 
 /// Creates the mesh node of `stage` (the create info's stage `mesh_index`):
 /// `info` is the application's create info with its flags and `pNext` chain
-/// already made fit for the driver (no library or execution-graph flag).
+/// already made fit for the driver (no library or execution-graph flag),
+/// `layout_info` what the layer recorded of its `layout`.
 pub(crate) fn create_mesh_node(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     info: &vk::GraphicsPipelineCreateInfo<'_>,
+    layout_info: &PipelineLayoutInfo,
     mesh_index: usize,
     stage: &NodeStage,
 ) -> Result<MeshNode, GraphError> {
@@ -90,7 +93,7 @@ pub(crate) fn create_mesh_node(
             what: format!("entry point \"{}\" is not a MeshEXT node shader", stage.entry_point),
         });
     }
-    let MeshLayout { layout, push_offset, push_stages } = mesh_layout(device, info.layout)?;
+    let MeshLayout { layout, push_offset, push_stages } = mesh_layout(device, layout_info)?;
     let destroy_layout = || {
         // SAFETY: created above, never handed out.
         unsafe { (device.dispatch.fp.fp_v1_0().destroy_pipeline_layout)(device.handle(), layout, std::ptr::null()) };
@@ -159,7 +162,7 @@ pub(crate) fn create_mesh_node(
 /// The driver pipeline: the application's create info with the lowered
 /// mesh shader in stage `mesh_index` and the extended layout.
 fn compile(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     info: &vk::GraphicsPipelineCreateInfo<'_>,
     mesh_index: usize,

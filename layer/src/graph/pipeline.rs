@@ -5,52 +5,23 @@
 //! real driver pipeline (an empty kernel), so debug names and the like work.
 //! The meta pipelines are created once per device.
 
+use super::driver::{check, compute_pipeline, placeholder_pipeline};
+use super::errors::GraphError;
+use super::gpu::Gpu;
 use super::kernels::KernelCache;
-use super::link::{self, Graph, LinkError, NodeDecl};
+use super::link::{self, Graph, NodeDecl};
 use super::scratch::FixedLayout;
+use super::stage::{spec_map, MeshNode, NodeStage};
 use crate::amdx;
-use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
-use crate::state::device::{MeshNode, NodeStage};
-use crate::state::DeviceState;
+use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 use meta_shaders::NodeSchedule;
-use spirv_lowering::{LaunchMode, LowerError, LowerOptions, SpecMap};
+use spirv_lowering::{LaunchMode, LowerOptions};
 use std::sync::Arc;
 
 /// Lanes a packed thread-node workgroup runs (a multiple of every common
 /// subgroup size: lavapipe 8, NVIDIA 32, AMD 64).
 pub const THREAD_PACK_WIDTH: u32 = 64;
-
-#[derive(Debug, thiserror::Error)]
-pub enum GraphError {
-    #[error("{0}")]
-    Link(#[from] LinkError),
-    #[error("node \"{node}\": {error}")]
-    Lower { node: String, error: LowerError },
-    #[error("stage {stage}: {what}")]
-    Stage { stage: usize, what: String },
-    #[error("the layout's push constants end at byte {end}; the runtime's 16-byte block does not fit in {max}")]
-    PushSpace { end: u32, max: u32 },
-    #[error("{call} failed: {result:?}")]
-    Vulkan { call: &'static str, result: vk::Result },
-}
-
-impl GraphError {
-    pub fn result(&self) -> vk::Result {
-        match self {
-            GraphError::Vulkan { result, .. } => *result,
-            _ => vk::Result::ERROR_INITIALIZATION_FAILED,
-        }
-    }
-}
-
-fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
-    if result == vk::Result::SUCCESS {
-        Ok(())
-    } else {
-        Err(GraphError::Vulkan { call, result })
-    }
-}
 
 /// One node's driver pipeline.
 #[derive(Debug)]
@@ -94,21 +65,6 @@ pub struct MetaPipelines {
     pub entry_records: vk::Pipeline,
 }
 
-/// Specialization values as the lowering reads them (32-bit constants; a
-/// 64-bit constant contributes its low word, a bool its `VkBool32`).
-pub(crate) fn spec_map(stage: &NodeStage) -> SpecMap {
-    stage
-        .specialization
-        .iter()
-        .filter_map(|(id, bytes)| {
-            let mut word = [0u8; 4];
-            let n = bytes.len().min(4);
-            word[..n].copy_from_slice(bytes.get(..n)?);
-            Some((*id, u32::from_le_bytes(word)))
-        })
-        .collect()
-}
-
 /// How the meta shaders size a node's launches.
 fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -> NodeSchedule {
     let input_stride = link::input_stride(info);
@@ -141,87 +97,11 @@ fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
     }
 }
 
-/// Creates a compute pipeline from SPIR-V words on the driver (`flags`:
-/// what node kernels inherit from their graph, such as
-/// `VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT`).
-pub(crate) fn compute_pipeline(
-    device: &DeviceState,
-    cache: vk::PipelineCache,
-    flags: vk::PipelineCreateFlags,
-    words: &[u32],
-    entry: &std::ffi::CStr,
-    layout: vk::PipelineLayout,
-    spec: Option<&vk::SpecializationInfo<'_>>,
-) -> Result<vk::Pipeline, GraphError> {
-    compiled_pipeline(device, cache, flags, words, entry, layout, spec).map(|c| c.pipeline)
-}
-
-/// A driver pipeline and the driver's creation feedback for it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Compiled {
-    pub pipeline: vk::Pipeline,
-    /// `VK_PIPELINE_CREATION_FEEDBACK_*` the driver reported (empty when it
-    /// gave none).
-    pub feedback: vk::PipelineCreationFeedbackFlags,
-}
-
-/// [`compute_pipeline`], also asking the driver for creation feedback
-/// (Vulkan 1.3 core, where the application's version allows it), so that a
-/// graph can answer the application's.
-pub(crate) fn compiled_pipeline(
-    device: &DeviceState,
-    cache: vk::PipelineCache,
-    flags: vk::PipelineCreateFlags,
-    words: &[u32],
-    entry: &std::ffi::CStr,
-    layout: vk::PipelineLayout,
-    spec: Option<&vk::SpecializationInfo<'_>>,
-) -> Result<Compiled, GraphError> {
-    let fp = device.dispatch.fp.fp_v1_0();
-    let module_info = vk::ShaderModuleCreateInfo::default().code(words);
-    let mut module = vk::ShaderModule::null();
-    // SAFETY: valid device and create info.
-    check("vkCreateShaderModule", unsafe {
-        (fp.create_shader_module)(device.handle(), &module_info, std::ptr::null(), &mut module)
-    })?;
-    let mut stage =
-        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(entry);
-    if let Some(spec) = spec {
-        stage = stage.specialization_info(spec);
-    }
-    let mut feedback = vk::PipelineCreationFeedback::default();
-    let mut feedback_info = vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
-    let mut info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
-    // Core 1.3: not for an application that asked for an older version.
-    if device.physical.creation_feedback {
-        info = info.push_next(&mut feedback_info);
-    }
-    let mut pipeline = vk::Pipeline::null();
-    // SAFETY: valid device, cache and create info.
-    let result =
-        unsafe { (fp.create_compute_pipelines)(device.handle(), cache, 1, &info, std::ptr::null(), &mut pipeline) };
-    // SAFETY: the module is ours and no longer needed.
-    unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
-    check("vkCreateComputePipelines", result)?;
-    Ok(Compiled { pipeline, feedback: feedback.flags })
-}
-
-/// A driver pipeline running the empty kernel: the handle an application
-/// holds for a graph or graph library.
-pub fn placeholder_pipeline(
-    device: &DeviceState,
-    cache: vk::PipelineCache,
-    layout: vk::PipelineLayout,
-    flags: vk::PipelineCreateFlags,
-) -> Result<vk::Pipeline, GraphError> {
-    compute_pipeline(device, cache, flags, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
-}
-
 /// The application's layout with the runtime's push block appended: every
 /// range with the compute stage grows to cover it (Vulkan forbids two
-/// ranges with the same stage), or a compute range is added.
-fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(vk::PipelineLayout, u32), GraphError> {
-    let info = device.pipeline_layout(app_layout);
+/// ranges with the same stage), or a compute range is added. `info` is
+/// what the layer recorded of the application's layout.
+fn node_layout(device: &Gpu, info: &PipelineLayoutInfo) -> Result<(vk::PipelineLayout, u32), GraphError> {
     let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
     let push_offset = end.next_multiple_of(8);
     let block_end = push_offset + std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
@@ -248,16 +128,18 @@ fn node_layout(device: &DeviceState, app_layout: vk::PipelineLayout) -> Result<(
 }
 
 /// Creates an execution graph pipeline from its node stages (in node-index
-/// order: stages, then library stages); `flags` go to every driver pipeline
-/// of it. On error nothing is left behind.
+/// order: stages, then library stages) and the application's layout
+/// (`app_layout`, of which the layer recorded `layout_info`); `flags` go to
+/// every driver pipeline of it. On error nothing is left behind.
 pub fn create_graph(
-    device: &DeviceState,
+    device: &Gpu,
     cache: vk::PipelineCache,
     stages: &[NodeStage],
     app_layout: vk::PipelineLayout,
+    layout_info: &PipelineLayoutInfo,
     flags: vk::PipelineCreateFlags,
 ) -> Result<GraphPipeline, GraphError> {
-    let (layout, push_offset) = node_layout(device, app_layout)?;
+    let (layout, push_offset) = node_layout(device, layout_info)?;
     // The layout is destroyed with the graph, or here if creation fails
     // (after the kernels, which are dropped first).
     let layout_guard = LayoutGuard { device, layout };
@@ -382,7 +264,7 @@ pub fn create_graph(
     let created =
         GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset };
     if let Some(dir) = graph_dir {
-        super::describe::write(dir, graph_number, &created);
+        super::describe::write(dir, graph_number, created.handle, &created.graph, &created.fixed);
     }
     Ok(created)
 }
@@ -416,7 +298,7 @@ fn check_mesh_dynamic_states(stages: &[NodeStage]) -> Result<(), GraphError> {
 
 /// The node layout of a graph under construction, destroyed if creation fails.
 struct LayoutGuard<'a> {
-    device: &'a DeviceState,
+    device: &'a Gpu,
     layout: vk::PipelineLayout,
 }
 
@@ -435,7 +317,7 @@ impl GraphPipeline {
     }
 
     /// Destroys every driver object of the graph (the handle included).
-    pub fn destroy(&self, device: &DeviceState) {
+    pub fn destroy(&self, device: &Gpu) {
         let fp = device.dispatch.fp.fp_v1_0();
         for &kernel in &self.kernels {
             // SAFETY: the graph's own pipelines.
@@ -453,7 +335,7 @@ impl MetaPipelines {
     /// Push-constant bytes of the largest meta-shader push block.
     const PUSH_SIZE: u32 = std::mem::size_of::<meta_shaders::EntryPush>() as u32;
 
-    pub fn create(device: &DeviceState) -> Result<Self, GraphError> {
+    pub fn create(device: &Gpu) -> Result<Self, GraphError> {
         let range =
             vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: Self::PUSH_SIZE };
         let create = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(std::slice::from_ref(&range));
@@ -494,7 +376,7 @@ impl MetaPipelines {
         }
     }
 
-    pub fn destroy(&self, device: &DeviceState) {
+    pub fn destroy(&self, device: &Gpu) {
         let fp = device.dispatch.fp.fp_v1_0();
         // SAFETY: the layer's own objects (null handles are ignored).
         unsafe {

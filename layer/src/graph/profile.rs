@@ -14,8 +14,9 @@
 //! Queries come from one pool per device used as a ring ([`QueryRing`]); a
 //! dispatch reserves as many as it can need when it is recorded.
 
-use crate::state::DeviceState;
+use crate::dispatch::DeviceDispatch;
 use ash::vk;
+use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -48,12 +49,12 @@ pub struct QueryRing {
 }
 
 impl QueryRing {
-    pub fn create(device: &DeviceState) -> Result<Self, vk::Result> {
+    pub fn create(device: &DeviceDispatch) -> Result<Self, vk::Result> {
         let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(RING_QUERIES);
         let mut pool = vk::QueryPool::null();
-        let fp = device.dispatch.fp.fp_v1_0();
+        let fp = device.fp.fp_v1_0();
         // SAFETY: valid device and create info.
-        let result = unsafe { (fp.create_query_pool)(device.handle(), &info, std::ptr::null(), &mut pool) };
+        let result = unsafe { (fp.create_query_pool)(device.fp.handle(), &info, std::ptr::null(), &mut pool) };
         if result != vk::Result::SUCCESS {
             return Err(result);
         }
@@ -73,9 +74,9 @@ impl QueryRing {
         Some(first)
     }
 
-    pub fn destroy(&self, device: &DeviceState) {
+    pub fn destroy(&self, device: &DeviceDispatch) {
         // SAFETY: the device is idle at destruction; the pool is ours.
-        unsafe { (device.dispatch.fp.fp_v1_0().destroy_query_pool)(device.handle(), self.pool, std::ptr::null()) };
+        unsafe { (device.fp.fp_v1_0().destroy_query_pool)(device.fp.handle(), self.pool, std::ptr::null()) };
     }
 }
 
@@ -89,9 +90,10 @@ pub struct Recording {
 
 impl Recording {
     /// Reserves `capacity` queries (the start and up to `capacity - 1`
-    /// passes); `None` (after a warning) when no pool can be had.
-    pub fn reserve(device: &DeviceState, capacity: u32) -> Option<Recording> {
-        let mut ring = device.profile_queries.lock();
+    /// passes) from the device's `ring` (created on first use); `None`
+    /// (after a warning) when no pool can be had.
+    pub fn reserve(device: &DeviceDispatch, ring: &Mutex<Option<QueryRing>>, capacity: u32) -> Option<Recording> {
+        let mut ring = ring.lock();
         if ring.is_none() {
             match QueryRing::create(device) {
                 Ok(created) => *ring = Some(created),
@@ -148,16 +150,17 @@ pub struct Timings {
 }
 
 impl Slot {
-    /// Reads the timestamps of a finished submission.
-    pub fn read(&self, device: &DeviceState) -> Option<Timings> {
+    /// Reads the timestamps of a finished submission (`timestamp_period`:
+    /// the device's ns a tick).
+    pub fn read(&self, device: &DeviceDispatch, timestamp_period: f32) -> Option<Timings> {
         let count = self.passes.len() + 1;
         let mut ticks = vec![0u64; count];
-        let fp = device.dispatch.fp.fp_v1_0();
+        let fp = device.fp.fp_v1_0();
         // SAFETY: the range is ours and its submission finished; `ticks`
         // holds `count` 64-bit results.
         let result = unsafe {
             (fp.get_query_pool_results)(
-                device.handle(),
+                device.fp.handle(),
                 self.pool,
                 self.first,
                 count as u32,
@@ -171,7 +174,7 @@ impl Slot {
             tracing::warn!("profile: timestamps unavailable ({result:?})");
             return None;
         }
-        let period = f64::from(device.physical.timestamp_period);
+        let period = f64::from(timestamp_period);
         let passes = self
             .passes
             .iter()

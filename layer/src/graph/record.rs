@@ -25,45 +25,19 @@
 
 use super::commands::{restore_compute_state, restore_graphics_state, Recorder};
 use super::entry::{entry_level, EntryLevel};
+use super::errors::RecordError;
+use super::gpu::Gpu;
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
-use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, FIRST_TAG, STATUS_WORDS};
+use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, ScratchTarget, FIRST_TAG, STATUS_WORDS};
 use super::statistics::{self, Statistics};
-use crate::state::command_buffer::{CommandBufferState, RenderingInstance};
-use crate::state::DeviceState;
+use crate::state::command_buffer::{RenderingInstance, Shadow};
 use ash::vk;
 use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
 use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTES, NO_NODE};
 use std::collections::BTreeSet;
 
 pub use super::entry::EntryInput;
-
-/// Scratch memory as a buffer range.
-#[derive(Clone, Copy, Debug)]
-pub struct ScratchTarget {
-    pub buffer: vk::Buffer,
-    /// Offset of the scratch address in `buffer`.
-    pub offset: u64,
-    pub address: u64,
-    pub size: u64,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    #[error("scratch size {size} is below the graph's minSize {min}")]
-    ScratchTooSmall { size: u64, min: u64 },
-    #[error("scratch address {0:#x} is not 16-byte aligned")]
-    Misaligned(u64),
-    #[error("the dispatch's payloads ({bytes} bytes) exceed the scratch ring half ({capacity} bytes)")]
-    PayloadsTooLarge { bytes: u64, capacity: u64 },
-    #[error("the dispatch's {records} records exceed the scratch record list ({capacity})")]
-    TooManyRecords { records: u64, capacity: u32 },
-    #[error(
-        "record {record} of node \"{node}\" asks for a grid of {grid:?} workgroups; the node's \
-         MaxNumWorkgroupsAMDX is {max:?} and a node's records may ask for {total} workgroups in all"
-    )]
-    GridTooLarge { node: String, record: u64, grid: [u64; 3], max: [u32; 3], total: u32 },
-}
 
 /// Checks the scratch range and returns its dynamic layout.
 fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLayout, RecordError> {
@@ -79,7 +53,7 @@ fn layout_for(graph: &GraphPipeline, target: &ScratchTarget) -> Result<DynamicLa
 /// `vkCmdInitializeGraphScratchMemoryAMDX`: the graph's static tables, an
 /// empty record index, zeroed done groups, the sink's header and the first tag.
 pub fn initialize(
-    device: &DeviceState,
+    device: &Gpu,
     cb: vk::CommandBuffer,
     graph: &GraphPipeline,
     target: ScratchTarget,
@@ -125,7 +99,7 @@ struct Dispatch<'a> {
     r: Recorder<'a>,
     graph: &'a GraphPipeline,
     meta: &'a MetaPipelines,
-    cb_state: &'a CommandBufferState,
+    cb_state: &'a Shadow,
     dynamic: DynamicLayout,
     /// Where the final status goes for the host: (buffer, slot).
     status: Option<(vk::Buffer, u32)>,
@@ -502,10 +476,10 @@ impl Dispatch<'_> {
 
 /// What every graph dispatch is recorded with.
 pub struct DispatchArgs<'a> {
-    pub device: &'a DeviceState,
+    pub device: &'a Gpu,
     pub cb: vk::CommandBuffer,
     /// The command buffer's shadow state when the dispatch is recorded.
-    pub cb_state: &'a CommandBufferState,
+    pub cb_state: &'a Shadow,
     pub graph: &'a GraphPipeline,
     pub meta: &'a MetaPipelines,
     pub target: ScratchTarget,
@@ -534,7 +508,12 @@ impl<'a> DispatchArgs<'a> {
             .map(|l| l.iter().map(|&n| (self.graph.nodes[n].name.clone(), self.graph.nodes[n].index)).collect())
             .collect();
         let bytes = statistics::bytes(named.iter().map(Vec::len));
-        let (buffer, host) = self.device.staging.lock().reserve(self.device, self.cb, bytes)?;
+        let (buffer, host) = self.device.staging.lock().reserve(
+            &self.device.dispatch,
+            &self.device.physical.memory_properties,
+            self.cb,
+            bytes,
+        )?;
         Some((buffer, Statistics { host: host as usize, levels: named }))
     }
 
@@ -544,7 +523,7 @@ impl<'a> DispatchArgs<'a> {
     fn profile(&self, levels: &[BTreeSet<usize>]) -> Option<Recording> {
         self.device.instance.settings.profile.as_ref()?;
         let passes: usize = 8 + levels.iter().map(|l| l.len() + 5).sum::<usize>();
-        Recording::reserve(self.device, passes as u32 + 1)
+        Recording::reserve(&self.device.dispatch, &self.device.profile_queries, passes as u32 + 1)
     }
 }
 

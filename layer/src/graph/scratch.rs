@@ -29,12 +29,23 @@
 //! of slots that fits beside the rest.
 
 use super::link::Graph;
+use ash::vk;
 use spirv_lowering::abi::{
     GraphContext, IndexSlot, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, RecordRef, ALLOC_ALIGN,
     DONE_GROUPS_BYTES, DONE_GROUP_STRIDE_WORDS,
 };
 use spirv_lowering::{GraphTables, OutputTargets};
 use std::mem::size_of;
+
+/// Scratch memory as a buffer range.
+#[derive(Clone, Copy, Debug)]
+pub struct ScratchTarget {
+    pub buffer: vk::Buffer,
+    /// Offset of the scratch address in `buffer`.
+    pub offset: u64,
+    pub address: u64,
+    pub size: u64,
+}
 
 /// Status words a dispatch leaves for the host: after the inputs, after
 /// each of up to [`MAX_DEPTH`](super::link::MAX_DEPTH) levels, and the final status.

@@ -10,8 +10,8 @@
 //! do any of these while it is pending); then they go back to the device's
 //! free list for the next recording.
 
+use crate::dispatch::DeviceDispatch;
 use crate::mapped::MappedBuffer;
-use crate::state::DeviceState;
 use ash::vk;
 use std::collections::HashMap;
 
@@ -33,10 +33,12 @@ impl StagingPool {
     /// Copies `parts` one after the other (each at a 16-byte aligned
     /// offset) into a block that `cb` holds from now on; the block's buffer
     /// and the offset of each part. `None` when no memory can be had (the
-    /// caller falls back to `vkCmdUpdateBuffer`).
+    /// caller falls back to `vkCmdUpdateBuffer`). New blocks are made on
+    /// `device` in memory of its `memory_properties`.
     pub(crate) fn stage(
         &mut self,
-        device: &DeviceState,
+        device: &DeviceDispatch,
+        memory_properties: &vk::PhysicalDeviceMemoryProperties,
         cb: vk::CommandBuffer,
         parts: &[&[u8]],
     ) -> Option<(vk::Buffer, Vec<u64>)> {
@@ -47,7 +49,7 @@ impl StagingPool {
             total = (total + part.len() as u64).next_multiple_of(16);
         }
         let block = self
-            .take(device, total)
+            .take(device, memory_properties, total)
             .map_err(|e| tracing::warn!("staging memory unavailable ({e:?}): host records go inline"))
             .ok()?;
         for (part, &offset) in parts.iter().zip(&offsets) {
@@ -63,12 +65,13 @@ impl StagingPool {
     /// to write and the host to read (statistics): its buffer and mapping.
     pub(crate) fn reserve(
         &mut self,
-        device: &DeviceState,
+        device: &DeviceDispatch,
+        memory_properties: &vk::PhysicalDeviceMemoryProperties,
         cb: vk::CommandBuffer,
         bytes: u64,
     ) -> Option<(vk::Buffer, *mut u8)> {
         let block = self
-            .take(device, bytes)
+            .take(device, memory_properties, bytes)
             .map_err(|e| tracing::warn!("statistics memory unavailable ({e:?}): this dispatch is not counted"))
             .ok()?;
         let found = (block.buffer, block.ptr());
@@ -78,11 +81,17 @@ impl StagingPool {
 
     /// A free block of at least `bytes`, or a new one (blocks are powers of
     /// two, written by the host or by transfers).
-    fn take(&mut self, device: &DeviceState, bytes: u64) -> Result<MappedBuffer, vk::Result> {
+    fn take(
+        &mut self,
+        device: &DeviceDispatch,
+        memory_properties: &vk::PhysicalDeviceMemoryProperties,
+        bytes: u64,
+    ) -> Result<MappedBuffer, vk::Result> {
         match self.free.iter().position(|b| b.size >= bytes) {
             Some(i) => Ok(self.free.swap_remove(i)),
             None => MappedBuffer::create(
                 device,
+                memory_properties,
                 bytes.max(MIN_BLOCK).next_power_of_two(),
                 vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
             ),
@@ -97,7 +106,7 @@ impl StagingPool {
     }
 
     /// Destroys every block (device destruction: nothing is pending).
-    pub(crate) fn destroy(&mut self, device: &DeviceState) {
+    pub(crate) fn destroy(&mut self, device: &DeviceDispatch) {
         for block in self.free.drain(..).chain(self.held.drain().flat_map(|(_, b)| b)) {
             block.destroy(device);
         }

@@ -5,6 +5,11 @@
 //! point, the dynamic rendering instance being recorded and the viewports
 //! and scissors, which drawing mesh nodes suspends and restores. Pure
 //! bookkeeping; the hooks feed it.
+//!
+//! Plain data in [`state`](super): the runtime's recording takes a
+//! [`Shadow`]; what else a command buffer carries (its pool, whether it is
+//! secondary or poisoned, the status slots of its graph dispatches, which
+//! name runtime types) is `crate::device::CommandBufferState`, around it.
 
 use ash::vk;
 
@@ -139,12 +144,10 @@ pub(crate) struct RenderingInstance {
     pub stencil: Option<RenderingAttachment>,
 }
 
+/// What is bound in one command buffer, as the runtime's recording reads
+/// it (the command buffer's other state is `crate::device`'s).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct CommandBufferState {
-    pub pool: vk::CommandPool,
-    /// Allocated at `VK_COMMAND_BUFFER_LEVEL_SECONDARY`: graph dispatches
-    /// are not allowed in it (revision 2, "Dispatch a graph").
-    pub secondary: bool,
+pub(crate) struct Shadow {
     pub compute: BindPointState,
     pub graph: BindPointState,
     /// Tracked on devices with mesh nodes only.
@@ -156,31 +159,9 @@ pub(crate) struct CommandBufferState {
     pub viewports: Vec<[f32; 6]>,
     pub scissors: Vec<vk::Rect2D>,
     pub push_constants: PushConstants,
-    /// A hook panicked while recording: `vkEndCommandBuffer` must fail.
-    pub poisoned: bool,
-    /// The status slot of each graph dispatch recorded.
-    pub status_slots: Vec<StatusSlot>,
 }
 
-/// Where a recorded graph dispatch leaves its status, and what ran when.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct StatusSlot {
-    pub slot: u32,
-    pub graph: vk::Pipeline,
-    /// The nodes dispatched at each level, as "\"name\"[index]" lists.
-    pub levels: std::sync::Arc<[String]>,
-    /// Its timestamps, when the `profile` setting is on.
-    pub profile: Option<crate::graph::profile::Slot>,
-    /// Its counts per level and node, when the `statistics` setting is on.
-    pub statistics: Option<crate::graph::statistics::Statistics>,
-}
-
-impl CommandBufferState {
-    /// Back to the initial state (begin, reset, pool reset); keeps the pool.
-    pub(crate) fn reset(&mut self) {
-        *self = CommandBufferState { pool: self.pool, secondary: self.secondary, ..Default::default() };
-    }
-
+impl Shadow {
     pub(crate) fn bind_point_mut(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
         match bind_point {
             vk::PipelineBindPoint::COMPUTE => Some(&mut self.compute),
@@ -343,7 +324,7 @@ mod tests {
     #[test]
     fn buffer_offsets_and_sets_replace_each_other() {
         let graph = crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-        let mut cb = CommandBufferState::default();
+        let mut cb = Shadow::default();
         cb.bind_sets(graph, layout(1), 0, &[set(10), set(11)], &[], &[]);
         cb.set_buffer_offsets(graph, layout(2), 1, &[0], &[256]);
         assert!(cb.graph.sets[0].is_some() && cb.graph.sets[1].is_none());
@@ -358,7 +339,7 @@ mod tests {
 
     #[test]
     fn dynamic_offsets_are_split_per_set() {
-        let mut cb = CommandBufferState::default();
+        let mut cb = Shadow::default();
         cb.bind_sets(
             vk::PipelineBindPoint::COMPUTE,
             layout(1),
@@ -377,7 +358,7 @@ mod tests {
 
     #[test]
     fn bind_points_are_tracked_separately_and_ray_tracing_ignored() {
-        let mut cb = CommandBufferState::default();
+        let mut cb = Shadow::default();
         cb.bind_sets(crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH, layout(2), 0, &[set(5)], &[], &[]);
         cb.bind_sets(vk::PipelineBindPoint::GRAPHICS, layout(3), 0, &[set(6)], &[], &[]);
         cb.bind_sets(vk::PipelineBindPoint::RAY_TRACING_KHR, layout(4), 0, &[set(7)], &[], &[]);
@@ -388,7 +369,7 @@ mod tests {
 
     #[test]
     fn push_constants_keep_latest_bytes_and_distinct_ranges() {
-        let mut cb = CommandBufferState::default();
+        let mut cb = Shadow::default();
         let stage = vk::ShaderStageFlags::COMPUTE;
         cb.push_constants(layout(1), stage, 0, &[1, 2, 3, 4]);
         cb.push_constants(layout(1), stage, 2, &[9, 9]);
@@ -401,7 +382,7 @@ mod tests {
 
     #[test]
     fn pushed_sets_replace_bound_sets_and_merge_writes() {
-        let mut cb = CommandBufferState::default();
+        let mut cb = Shadow::default();
         let bp = vk::PipelineBindPoint::COMPUTE;
         cb.bind_sets(bp, layout(1), 0, &[set(1)], &[], &[]);
         let write = |binding, buffer: u64| PushedDescriptor {
@@ -422,20 +403,12 @@ mod tests {
 
     #[test]
     fn viewports_and_scissors_keep_the_latest_per_index() {
-        let mut cb = CommandBufferState::default();
+        let mut cb = Shadow::default();
         let vp = |x: f32| vk::Viewport { x, width: 8.0, height: 8.0, max_depth: 1.0, ..Default::default() };
         cb.set_viewports(0, &[vp(0.0), vp(1.0)]);
         cb.set_viewports(1, &[vp(5.0), vp(6.0)]);
         assert_eq!(cb.viewports().iter().map(|v| v.x).collect::<Vec<_>>(), vec![0.0, 5.0, 6.0]);
         cb.set_scissors(2, &[vk::Rect2D::default()]);
         assert_eq!(cb.scissors.len(), 3);
-    }
-
-    #[test]
-    fn reset_keeps_the_pool_only() {
-        let mut cb = CommandBufferState { pool: vk::CommandPool::from_raw(3), poisoned: true, ..Default::default() };
-        cb.compute.pipeline = vk::Pipeline::from_raw(4);
-        cb.reset();
-        assert_eq!(cb, CommandBufferState { pool: vk::CommandPool::from_raw(3), ..Default::default() });
     }
 }

@@ -1,40 +1,56 @@
-//! Per-device state: the next layer's entry points, what the layer tracks
-//! for the graph runtime (node shader words, scratch buffers, graph stages of
-//! library pipelines, descriptor layouts) and the command buffers' shadow state.
+//! Per-device state, the layer's second tier (below `ffi`, above
+//! [`graph`](crate::graph) and [`state`](crate::state)): [`DeviceState`] is
+//! the runtime's context on the device ([`Gpu`], to which it dereferences)
+//! plus the registries of what the application created there (node shader
+//! words, scratch buffers, graphs and the graph stages of library
+//! pipelines, descriptor layouts, update templates), the runtime's meta
+//! pipelines and status buffer, the reports still to check, and each
+//! command buffer's [`CommandBufferState`]. [`DEVICES`] finds it from a
+//! dispatchable handle's dispatch key.
+//!
+//! The hooks look a device up here and hand the runtime what it needs: the
+//! [`Gpu`], a command buffer's shadow, a graph or a pipeline layout's info.
+//! Nothing in `graph` or `state` names this module.
 
-use super::command_buffer::CommandBufferState;
-use super::instance::{InstanceState, PhysicalDeviceState};
-use super::registry::HandleMap;
-use crate::dispatch::DeviceDispatch;
+use crate::graph::errors::GraphError;
+use crate::graph::gpu::Gpu;
 use crate::graph::pipeline::{GraphPipeline, MetaPipelines};
-use crate::graph::record::ScratchTarget;
+use crate::graph::scratch::ScratchTarget;
+use crate::graph::stage::{MeshNode, NodeStage};
+use crate::graph::status::StatusBuffer;
+use crate::state::command_buffer::Shadow;
+use crate::state::pipeline_layout::PipelineLayoutInfo;
+use crate::state::registry::HandleMap;
+use crate::state::Registry;
 use ash::vk;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, LazyLock};
+
+pub(crate) static DEVICES: LazyLock<Registry<DeviceState>> = LazyLock::new(Registry::default);
 
 pub(crate) struct DeviceState {
-    pub dispatch: DeviceDispatch,
-    pub instance: Arc<InstanceState>,
-    pub physical: Arc<PhysicalDeviceState>,
+    /// The runtime's context: entry points, instance and physical device,
+    /// `shaderMeshEnqueue`, and the runtime's pools.
+    pub gpu: Gpu,
     /// The application enabled `VK_AMDX_shader_enqueue` and the layer emulates it.
     pub emulated: bool,
-    /// The application enabled `shaderMeshEnqueue` (the layer enabled
-    /// `VK_EXT_mesh_shader` below): mesh nodes can be created and drawn.
-    pub mesh_enqueue: bool,
     pub resources: Mutex<Resources>,
     pub command_buffers: RwLock<HandleMap<vk::CommandBuffer, Mutex<CommandBufferState>>>,
     /// Where graph dispatches leave their status for the host (created on first use).
-    pub status: Mutex<Option<crate::ffi::StatusBuffer>>,
-    /// Timestamp queries of the `profile` setting (created on first use).
-    pub profile_queries: Mutex<Option<crate::graph::profile::QueryRing>>,
+    pub status: Mutex<Option<StatusBuffer>>,
     /// Submissions whose graph dispatches' status has not been checked yet.
     pub pending_reports: Mutex<Vec<PendingReport>>,
-    /// Host-visible blocks holding host dispatches' records until their
-    /// command buffers are reset.
-    pub staging: Mutex<crate::graph::staging::StagingPool>,
-    /// Analyses and lowered kernels kept across pipeline creations.
-    pub lowered: Mutex<crate::graph::lowered_cache::LoweredCache>,
+}
+
+/// The hooks reach the runtime's context (`state.dispatch`,
+/// `state.physical`, `state.handle()`) through the device.
+impl Deref for DeviceState {
+    type Target = Gpu;
+    fn deref(&self) -> &Gpu {
+        &self.gpu
+    }
 }
 
 /// Graph dispatches of one submission, checked at the next host
@@ -43,7 +59,7 @@ pub(crate) struct DeviceState {
 pub(crate) struct PendingReport {
     pub queue: vk::Queue,
     pub fence: vk::Fence,
-    pub slots: Vec<super::command_buffer::StatusSlot>,
+    pub slots: Vec<StatusSlot>,
 }
 
 /// A buffer created with the execution-graph scratch usage.
@@ -51,62 +67,6 @@ pub(crate) struct PendingReport {
 pub(crate) struct ScratchBuffer {
     pub size: vk::DeviceSize,
     pub address: Option<vk::DeviceAddress>,
-}
-
-/// One node stage kept from a compute pipeline created with the
-/// execution-graph + library flags, for linking into a graph later.
-#[derive(Clone, Debug)]
-pub(crate) struct NodeStage {
-    pub words: Arc<[u32]>,
-    pub entry_point: String,
-    /// `VkPipelineShaderStageNodeCreateInfoAMDX` name / index overrides.
-    pub node_name: Option<String>,
-    pub node_index: u32,
-    pub specialization: Vec<(u32, Vec<u8>)>,
-    /// A mesh node: the graphics pipeline the layer made of it.
-    pub mesh: Option<Arc<MeshNode>>,
-}
-
-/// A mesh node: a graphics pipeline the application created with the
-/// library + execution-graph flags. Its mesh shader is lowered when it is
-/// created (a mesh node has no outputs, so its kernel does not depend on
-/// the graph it joins) and compiled with the application's graphics state
-/// into a complete driver pipeline, which the application's handle names.
-#[derive(Debug)]
-pub(crate) struct MeshNode {
-    /// The driver pipeline (also the handle the application holds).
-    pub pipeline: vk::Pipeline,
-    /// The application's layout with the runtime's push block appended.
-    pub layout: vk::PipelineLayout,
-    pub push_offset: u32,
-    /// Stages of the push-constant range holding the runtime's block.
-    pub push_stages: vk::ShaderStageFlags,
-    pub info: spirv_lowering::NodeShaderInfo,
-    pub records_per_workgroup: u32,
-    /// The pipeline's dynamic states (the graph checks they agree).
-    pub dynamic_states: Vec<vk::DynamicState>,
-}
-
-impl MeshNode {
-    /// Destroys the driver objects (once no graph uses them).
-    pub(crate) fn destroy(&self, device: &DeviceState) {
-        let fp = device.dispatch.fp.fp_v1_0();
-        // SAFETY: the layer's own objects on this device.
-        unsafe {
-            (fp.destroy_pipeline)(device.handle(), self.pipeline, std::ptr::null());
-            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
-        }
-    }
-}
-
-/// What the runtime needs of an application pipeline layout: node kernels
-/// use a copy extended by the runtime's push-constant block.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PipelineLayoutInfo {
-    pub set_layouts: Vec<vk::DescriptorSetLayout>,
-    pub push_ranges: Vec<vk::PushConstantRange>,
-    /// Dynamic descriptors of each set.
-    pub dynamic_counts: Vec<u32>,
 }
 
 #[derive(Default)]
@@ -157,11 +117,7 @@ pub(crate) struct PushTemplate {
 }
 
 impl DeviceState {
-    pub(crate) fn handle(&self) -> vk::Device {
-        self.dispatch.fp.handle()
-    }
-
-    /// Runs `f` on a command buffer's shadow state (created on first use).
+    /// Runs `f` on a command buffer's state (created on first use).
     pub(crate) fn with_command_buffer<R>(
         &self,
         cb: vk::CommandBuffer,
@@ -185,7 +141,7 @@ impl DeviceState {
     }
 
     /// The meta pipelines, created on first use.
-    pub(crate) fn meta_pipelines(&self) -> Result<Arc<MetaPipelines>, crate::graph::pipeline::GraphError> {
+    pub(crate) fn meta_pipelines(&self) -> Result<Arc<MetaPipelines>, GraphError> {
         if let Some(meta) = &self.resources.lock().meta {
             return Ok(meta.clone());
         }
@@ -202,5 +158,87 @@ impl DeviceState {
     /// What the layer recorded about a pipeline layout (empty if unknown).
     pub(crate) fn pipeline_layout(&self, layout: vk::PipelineLayout) -> Arc<PipelineLayoutInfo> {
         self.resources.lock().pipeline_layouts.get(&layout).cloned().unwrap_or_default()
+    }
+
+    /// Reserves a status slot for a dispatch about to be recorded (creating the
+    /// buffer on first use); `None` when no buffer can be had (then the
+    /// dispatch still runs, unreported).
+    pub(crate) fn reserve_status_slot(&self) -> Option<(vk::Buffer, u32)> {
+        let mut status = self.status.lock();
+        if status.is_none() {
+            match StatusBuffer::create(self) {
+                Ok(created) => *status = Some(created),
+                Err(e) => {
+                    tracing::warn!("graph status readback unavailable ({e:?}): overflows will not be reported");
+                    return None;
+                }
+            }
+        }
+        let status = status.as_mut()?;
+        Some((status.memory.buffer, status.allocate_slot()))
+    }
+}
+
+/// One command buffer: how it was allocated, whether a hook failed while
+/// recording it, the status slot of each graph dispatch recorded, and the
+/// [`Shadow`] of what is bound (to which it dereferences).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CommandBufferState {
+    pub pool: vk::CommandPool,
+    /// Allocated at `VK_COMMAND_BUFFER_LEVEL_SECONDARY`: graph dispatches
+    /// are not allowed in it (revision 2, "Dispatch a graph").
+    pub secondary: bool,
+    /// A hook panicked while recording: `vkEndCommandBuffer` must fail.
+    pub poisoned: bool,
+    /// The status slot of each graph dispatch recorded.
+    pub status_slots: Vec<StatusSlot>,
+    /// What is bound, for the runtime's recording.
+    pub shadow: Shadow,
+}
+
+impl Deref for CommandBufferState {
+    type Target = Shadow;
+    fn deref(&self) -> &Shadow {
+        &self.shadow
+    }
+}
+
+impl DerefMut for CommandBufferState {
+    fn deref_mut(&mut self) -> &mut Shadow {
+        &mut self.shadow
+    }
+}
+
+/// Where a recorded graph dispatch leaves its status, and what ran when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StatusSlot {
+    pub slot: u32,
+    pub graph: vk::Pipeline,
+    /// The nodes dispatched at each level, as "\"name\"[index]" lists.
+    pub levels: std::sync::Arc<[String]>,
+    /// Its timestamps, when the `profile` setting is on.
+    pub profile: Option<crate::graph::profile::Slot>,
+    /// Its counts per level and node, when the `statistics` setting is on.
+    pub statistics: Option<crate::graph::statistics::Statistics>,
+}
+
+impl CommandBufferState {
+    /// Back to the initial state (begin, reset, pool reset); keeps the pool.
+    pub(crate) fn reset(&mut self) {
+        *self = CommandBufferState { pool: self.pool, secondary: self.secondary, ..Default::default() };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    #[test]
+    fn reset_keeps_the_pool_only() {
+        let mut cb = CommandBufferState { pool: vk::CommandPool::from_raw(3), poisoned: true, ..Default::default() };
+        cb.compute.pipeline = vk::Pipeline::from_raw(4);
+        cb.reset();
+        assert_eq!(cb, CommandBufferState { pool: vk::CommandPool::from_raw(3), ..Default::default() });
     }
 }

@@ -1,12 +1,16 @@
 //! The host's view of graph dispatch status: a small host-visible buffer
 //! per device with one `u32` slot per recorded graph dispatch (a ring). At
 //! the end of each dispatch the recorder copies the dispatch's
-//! `GraphContext.status` into its slot; [`report`](super::report) reads and
+//! `GraphContext.status` into its slot; `ffi::report` reads and
 //! clears the slot once the submission is known to have finished.
+//!
+//! Moved from `ffi` so that `crate::device`, which holds each device's
+//! buffer, imports nothing from the tier above it; it is created on first
+//! use by `DeviceState::reserve_status_slot`.
 
-use crate::graph::scratch::STATUS_WORDS;
+use super::gpu::Gpu;
+use super::scratch::STATUS_WORDS;
 use crate::mapped::MappedBuffer;
-use crate::state::DeviceState;
 use ash::vk;
 
 /// Slots per device; a slot is reused after this many recorded dispatches.
@@ -25,8 +29,13 @@ unsafe impl Send for StatusBuffer {}
 
 impl StatusBuffer {
     /// Creates the buffer in host-visible, host-coherent memory, zeroed.
-    pub(crate) fn create(device: &DeviceState) -> Result<Self, vk::Result> {
-        let memory = MappedBuffer::create(device, u64::from(WORDS) * 4, vk::BufferUsageFlags::TRANSFER_DST)?;
+    pub(crate) fn create(device: &Gpu) -> Result<Self, vk::Result> {
+        let memory = MappedBuffer::create(
+            &device.dispatch,
+            &device.physical.memory_properties,
+            u64::from(WORDS) * 4,
+            vk::BufferUsageFlags::TRANSFER_DST,
+        )?;
         let status = StatusBuffer { memory, next: 0 };
         for word in 0..WORDS {
             status.write(word, 0);
@@ -68,25 +77,7 @@ impl StatusBuffer {
         self.memory.ptr().cast()
     }
 
-    pub(crate) fn destroy(&self, device: &DeviceState) {
-        self.memory.destroy(device);
+    pub(crate) fn destroy(&self, device: &Gpu) {
+        self.memory.destroy(&device.dispatch);
     }
-}
-
-/// Reserves a status slot for a dispatch about to be recorded (creating the
-/// buffer on first use); `None` when no buffer can be had (then the
-/// dispatch still runs, unreported).
-pub(crate) fn reserve_slot(device: &DeviceState) -> Option<(vk::Buffer, u32)> {
-    let mut status = device.status.lock();
-    if status.is_none() {
-        match StatusBuffer::create(device) {
-            Ok(created) => *status = Some(created),
-            Err(e) => {
-                tracing::warn!("graph status readback unavailable ({e:?}): overflows will not be reported");
-                return None;
-            }
-        }
-    }
-    let status = status.as_mut()?;
-    Some((status.memory.buffer, status.allocate_slot()))
 }
