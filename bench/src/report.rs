@@ -4,7 +4,6 @@
 use serde_json::{json, Value};
 
 use crate::pass_through::Figures;
-use crate::scratch_search::{Outcome, Scratch};
 
 /// The figures of one workload.
 #[derive(Debug, Clone)]
@@ -251,6 +250,49 @@ pub fn to_json(
         "workloads": workloads,
         "pass_through": pass.map(pass_through_json),
     })
+}
+
+// The scratch figures live here, with the rows that carry them, so that
+// the search (which runs workloads) sits above the report it fills.
+
+/// How the search ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// `--no-scratch-search`.
+    Skipped,
+    /// The smallest working size, the runs it took, and why the next
+    /// smaller size failed (`None` when the smallest is `minSize`).
+    Found { bytes: u64, runs: u32, failure_below: Option<String> },
+    /// Even `maxSize` does not give the right result (why).
+    MaxFails(String),
+}
+
+/// The scratch figures of one workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scratch {
+    /// Payload bytes of the records alive at the fullest level (the model's).
+    pub live_payload_bytes: u64,
+    /// `minSize`, `maxSize` and `sizeGranularity` the layer reports.
+    pub min_size: u64,
+    pub max_size: u64,
+    pub granularity: u64,
+    pub outcome: Outcome,
+}
+
+impl Scratch {
+    /// The smallest working size, when searched and found.
+    pub fn needed_bytes(&self) -> Option<u64> {
+        match self.outcome {
+            Outcome::Found { bytes, .. } => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// needed / live (`None` without a result or without live bytes).
+    pub fn needed_over_live(&self) -> Option<f64> {
+        let needed = self.needed_bytes()?;
+        (self.live_payload_bytes > 0).then(|| needed as f64 / self.live_payload_bytes as f64)
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 use ash::vk;
 
 use crate::cmd;
+use crate::report::{Outcome, Scratch};
 use crate::workloads::Ctx;
 use demo::gpu::Buffer;
 use demo::graph::Graph;
@@ -36,46 +37,6 @@ pub struct Probe<'a> {
     pub count: u32,
     /// The CPU model's words.
     pub want: &'a [u32],
-}
-
-/// How the search ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// `--no-scratch-search`.
-    Skipped,
-    /// The smallest working size, the runs it took, and why the next
-    /// smaller size failed (`None` when the smallest is `minSize`).
-    Found { bytes: u64, runs: u32, failure_below: Option<String> },
-    /// Even `maxSize` does not give the right result (why).
-    MaxFails(String),
-}
-
-/// The scratch figures of one workload.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scratch {
-    /// Payload bytes of the records alive at the fullest level (the model's).
-    pub live_payload_bytes: u64,
-    /// `minSize`, `maxSize` and `sizeGranularity` the layer reports.
-    pub min_size: u64,
-    pub max_size: u64,
-    pub granularity: u64,
-    pub outcome: Outcome,
-}
-
-impl Scratch {
-    /// The smallest working size, when searched and found.
-    pub fn needed_bytes(&self) -> Option<u64> {
-        match self.outcome {
-            Outcome::Found { bytes, .. } => Some(bytes),
-            _ => None,
-        }
-    }
-
-    /// needed / live (`None` without a result or without live bytes).
-    pub fn needed_over_live(&self) -> Option<f64> {
-        let needed = self.needed_bytes()?;
-        (self.live_payload_bytes > 0).then(|| needed as f64 / self.live_payload_bytes as f64)
-    }
 }
 
 /// The largest of the per-level payload byte counts (`levels[d]`: bytes of

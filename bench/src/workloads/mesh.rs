@@ -22,7 +22,7 @@ use vk_host::Timer;
 use crate::cmd;
 use crate::measure;
 use crate::report::Row;
-use crate::scratch_search::{Outcome, Scratch};
+use crate::report::{Outcome, Scratch};
 use crate::workloads::Ctx;
 
 const SPLIT: &[u8] = include_bytes!("../../shaders/sierpinski_split.comp.spv");

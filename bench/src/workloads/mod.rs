@@ -21,7 +21,7 @@ use crate::cmd;
 use crate::measure::{self, Settings};
 use crate::messages::Messages;
 use crate::report::Row;
-use crate::scratch_search::Scratch;
+use crate::report::Scratch;
 use demo::gpu::{Buffer, Gpu};
 use demo::graph::Graph;
 use vk_host::Timer;
