@@ -15,7 +15,7 @@ use super::{
     c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, maintenance6, rendering, report,
     resources, templates, write_array,
 };
-use crate::device::DEVICES;
+use crate::device::{DeviceState, DEVICES};
 use crate::state::INSTANCES;
 use ash::vk;
 use std::ffi::{c_char, CStr};
@@ -97,11 +97,14 @@ fn extension_not_enabled(state: &crate::device::DeviceState, name: &CStr) -> boo
 }
 
 /// Hooks of devices with mesh nodes only (see `rendering`): every other
-/// device's rendering and dynamic-state commands go straight to the driver.
-fn mesh_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
+/// device's rendering and dynamic-state commands go straight to the driver,
+/// and so do the rendering commands of a device that has neither core 1.3
+/// nor `VK_KHR_dynamic_rendering` entry points to forward them to.
+fn mesh_hook(state: &DeviceState, name: &CStr) -> vk::PFN_vkVoidFunction {
+    let rendering = state.dispatch.rendering.is_some();
     match name.to_bytes() {
-        b"vkCmdBeginRendering" | b"vkCmdBeginRenderingKHR" => hook!(rendering::cmd_begin_rendering),
-        b"vkCmdEndRendering" | b"vkCmdEndRenderingKHR" => hook!(rendering::cmd_end_rendering),
+        b"vkCmdBeginRendering" | b"vkCmdBeginRenderingKHR" if rendering => hook!(rendering::cmd_begin_rendering),
+        b"vkCmdEndRendering" | b"vkCmdEndRenderingKHR" if rendering => hook!(rendering::cmd_end_rendering),
         b"vkCmdSetViewport" => hook!(rendering::cmd_set_viewport),
         b"vkCmdSetScissor" => hook!(rendering::cmd_set_scissor),
         _ => None,
@@ -246,7 +249,7 @@ unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const 
         // SAFETY: a valid device.
         let state = DEVICES.get(unsafe { dispatch_key(device) })?;
         if state.mesh_enqueue {
-            if let Some(f) = mesh_hook(name) {
+            if let Some(f) = mesh_hook(&state, name) {
                 return Some(f);
             }
         }
