@@ -21,7 +21,8 @@ use crate::{HostBuffer, TestDevice, TestInstance};
 pub const SCENE_SPV: &[u8] = include_bytes!("../shaders/mesh/scene.spv");
 /// The mesh node (`35_mesh_node.spvasm` of the lowering's corpus).
 pub const TILE_SPV: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/35_mesh_node.spv");
-pub const COLOR_FRAG_SPV: &[u8] = include_bytes!("../shaders/mesh/color.frag.spv");
+/// The fragment shader of every mesh pipeline: the demo's (`demo/shaders/mesh/color.frag`).
+pub const COLOR_FRAG_SPV: &[u8] = include_bytes!("../../demo/shaders/mesh/color.frag.spv");
 /// An ordinary mesh shader covering pixels [56, 64)^2 with 0x5EED.
 pub const MARKER_MESH_SPV: &[u8] = include_bytes!("../shaders/mesh/marker.mesh.spv");
 /// The colour target's side in pixels.
