@@ -25,6 +25,10 @@ pub(super) struct Recorder<'a> {
     pub target: ScratchTarget,
     /// Timestamps of the `profile` setting, when it is on.
     pub profile: Option<&'a Recording>,
+    /// The dispatch draws mesh nodes between its compute levels: its
+    /// barriers also order the mesh draws and their attachments (see
+    /// [`Self::compute_barrier`]).
+    pub draws: bool,
 }
 
 impl Recorder<'_> {
@@ -151,13 +155,42 @@ impl Recorder<'_> {
         };
     }
 
-    /// Compute writes (kernels, meta passes) before compute and indirect reads.
+    /// Compute writes (kernels, meta passes) before compute and indirect
+    /// reads. In a dispatch that draws mesh nodes it is also the only
+    /// barrier around their draws, which sit between two of these: compute
+    /// writes before the mesh draws' indirect and shader reads, those reads
+    /// before the next level's compute writes (it reuses the ring half they
+    /// read), and one part of the rendering instance's attachment writes
+    /// before the next part's loads.
     pub(super) fn compute_barrier(&self) {
+        if !self.draws {
+            self.barrier(
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::AccessFlags::SHADER_WRITE,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
+            );
+            return;
+        }
+        let attachments = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+            | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+            | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+        let shaders = vk::PipelineStageFlags::COMPUTE_SHADER
+            | vk::PipelineStageFlags::MESH_SHADER_EXT
+            | vk::PipelineStageFlags::FRAGMENT_SHADER;
         self.barrier(
-            vk::PipelineStageFlags::COMPUTE_SHADER,
-            vk::AccessFlags::SHADER_WRITE,
-            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
-            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
+            shaders | attachments,
+            vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+            shaders | attachments | vk::PipelineStageFlags::DRAW_INDIRECT,
+            vk::AccessFlags::SHADER_READ
+                | vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::INDIRECT_COMMAND_READ
+                | vk::AccessFlags::COLOR_ATTACHMENT_READ
+                | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
         );
     }
 
@@ -180,11 +213,18 @@ impl Recorder<'_> {
         );
     }
 
+    /// Our transfers before the kernels, meta passes and (when the dispatch
+    /// draws) mesh nodes that read what they wrote.
     pub(super) fn after_transfer(&self) {
+        let mesh = if self.draws {
+            vk::PipelineStageFlags::MESH_SHADER_EXT | vk::PipelineStageFlags::FRAGMENT_SHADER
+        } else {
+            vk::PipelineStageFlags::empty()
+        };
         self.barrier(
             vk::PipelineStageFlags::TRANSFER,
             vk::AccessFlags::TRANSFER_WRITE,
-            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | mesh,
             vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
         );
     }
@@ -288,9 +328,10 @@ impl Recorder<'_> {
         unsafe { (fns.end)(self.cb) };
     }
 
-    /// A part of a rendering instance ended before the next begins: its
-    /// attachment writes before the next part's loads and writes, and its
-    /// shaders' reads of scratch before the compute levels write it.
+    /// The application's part of its rendering instance ended (suspended
+    /// for a graph dispatch that draws): its attachment writes before the
+    /// layer's first part's loads and writes, and its shaders' work before
+    /// the graph's transfers and compute.
     pub(super) fn after_rendering(&self) {
         let attachments = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
             | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
@@ -309,19 +350,6 @@ impl Recorder<'_> {
                 | vk::AccessFlags::SHADER_READ
                 | vk::AccessFlags::SHADER_WRITE
                 | vk::AccessFlags::TRANSFER_WRITE,
-        );
-    }
-
-    /// Compute and transfer writes (records, arguments, the application's
-    /// buffers) before mesh nodes draw.
-    pub(super) fn before_drawing(&self) {
-        self.barrier(
-            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-            vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
-            vk::PipelineStageFlags::DRAW_INDIRECT
-                | vk::PipelineStageFlags::MESH_SHADER_EXT
-                | vk::PipelineStageFlags::FRAGMENT_SHADER,
-            vk::AccessFlags::INDIRECT_COMMAND_READ | vk::AccessFlags::SHADER_READ,
         );
     }
 

@@ -59,7 +59,7 @@ pub fn initialize(
     target: ScratchTarget,
 ) -> Result<(), RecordError> {
     let dynamic = layout_for(graph, &target)?;
-    let r = Recorder { device, cb, target, profile: None };
+    let r = Recorder { device, cb, target, profile: None, draws: false };
     r.label(
         || format!("initialize scratch for graph {:?}", graph.handle),
         || {
@@ -300,7 +300,8 @@ impl Dispatch<'_> {
     fn draw_mesh_nodes(&self, d: usize, slots: &[usize]) {
         let (r, graph) = (&self.r, self.graph);
         let Some(rendering) = self.rendering else { return };
-        r.before_drawing();
+        // The barrier before (the previous level's, or the inputs') orders
+        // the records and arguments before the draws (see `compute_barrier`).
         r.begin_rendering(rendering, false);
         for &slot in slots {
             let node = &graph.nodes[slot];
@@ -326,8 +327,9 @@ impl Dispatch<'_> {
                 },
             );
         }
+        // The level's barrier, after its compute dispatches, orders the
+        // draws before the next level (see `compute_barrier`).
         r.end_rendering();
-        r.after_rendering();
     }
 
     /// Every level: the node dispatches, then a barrier (the level's last
@@ -491,9 +493,9 @@ impl<'a> DispatchArgs<'a> {
     fn begin(&self, profile: Option<&'a Recording>, levels: &[BTreeSet<usize>]) -> Result<Dispatch<'a>, RecordError> {
         let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
         let dynamic = layout_for(graph, &target)?;
-        let r = Recorder { device, cb, target, profile };
-        let stats = self.statistics(levels);
         let rendering = cb_state.rendering.as_ref().filter(|_| graph.has_mesh_nodes());
+        let r = Recorder { device, cb, target, profile, draws: rendering.is_some() };
+        let stats = self.statistics(levels);
         Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering })
     }
 
