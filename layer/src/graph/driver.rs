@@ -16,21 +16,6 @@ pub(crate) fn check(call: &'static str, result: vk::Result) -> Result<(), GraphE
     }
 }
 
-/// Creates a compute pipeline from SPIR-V words on the driver (`flags`:
-/// what node kernels inherit from their graph, such as
-/// `VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT`).
-pub(crate) fn compute_pipeline(
-    device: &Gpu,
-    cache: vk::PipelineCache,
-    flags: vk::PipelineCreateFlags,
-    words: &[u32],
-    entry: &std::ffi::CStr,
-    layout: vk::PipelineLayout,
-    spec: Option<&vk::SpecializationInfo<'_>>,
-) -> Result<vk::Pipeline, GraphError> {
-    compiled_pipeline(device, cache, flags, words, entry, layout, spec).map(|c| c.pipeline)
-}
-
 /// A driver pipeline and the driver's creation feedback for it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Compiled {
@@ -40,9 +25,11 @@ pub(crate) struct Compiled {
     pub feedback: vk::PipelineCreationFeedbackFlags,
 }
 
-/// [`compute_pipeline`], also asking the driver for creation feedback
-/// (Vulkan 1.3 core, where the application's version allows it), so that a
-/// graph can answer the application's.
+/// Creates a compute pipeline from SPIR-V words on the driver (`flags`:
+/// what node kernels inherit from their graph, such as
+/// `VK_PIPELINE_CREATE_DESCRIPTOR_BUFFER_BIT_EXT`), asking the driver for
+/// creation feedback (Vulkan 1.3 core, where the application's version
+/// allows it) so that a graph can answer the application's.
 pub(crate) fn compiled_pipeline(
     device: &Gpu,
     cache: vk::PipelineCache,
@@ -89,5 +76,6 @@ pub fn placeholder_pipeline(
     layout: vk::PipelineLayout,
     flags: vk::PipelineCreateFlags,
 ) -> Result<vk::Pipeline, GraphError> {
-    compute_pipeline(device, cache, flags, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
+    compiled_pipeline(device, cache, flags, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
+        .map(|c| c.pipeline)
 }

@@ -5,7 +5,7 @@
 //! real driver pipeline (an empty kernel), so debug names and the like work.
 //! The meta pipelines are created once per device.
 
-use super::driver::{check, compute_pipeline, placeholder_pipeline};
+use super::driver::{check, compiled_pipeline, placeholder_pipeline};
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use super::kernels::KernelCache;
@@ -359,7 +359,8 @@ impl MetaPipelines {
         let cache = vk::PipelineCache::null();
         let result = (|| {
             let meta = |words: &[u32]| {
-                compute_pipeline(device, cache, vk::PipelineCreateFlags::empty(), words, c"main", layout, None)
+                compiled_pipeline(device, cache, vk::PipelineCreateFlags::empty(), words, c"main", layout, None)
+                    .map(|c| c.pipeline)
             };
             made.plan = meta(&meta_shaders::PLAN)?;
             made.gridscan = meta(&meta_shaders::GRIDSCAN)?;
