@@ -132,7 +132,7 @@ impl<'g> MeshGraph<'g> {
         // SAFETY: valid device; an empty layout.
         made.layout = unsafe { d.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default(), None) }
             .map_err(|e| format!("vkCreatePipelineLayout: {e:?}"))?;
-        made.tri = render::mesh_pipeline(d, made.layout, (made.modules[1], made.modules[2]), Some((c"tri", 0)))?;
+        made.tri = render::mesh_pipeline(d, made.layout, (made.modules[1], made.modules[2]), Some((c"tri", 0)), None)?;
         let stages = [vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(made.modules[0])

@@ -96,6 +96,9 @@ pub(crate) struct Resources {
     /// Push-descriptor update templates, with the bind point the
     /// application named (see `ffi::templates`).
     pub push_templates: HandleMap<vk::DescriptorUpdateTemplate, PushTemplate>,
+    /// Devices with mesh nodes: each single-subpass render pass's resume
+    /// copies (see `state::command_buffer::RenderPassInstance::resume`).
+    pub render_passes: HandleMap<vk::RenderPass, [vk::RenderPass; 2]>,
 }
 
 impl Resources {

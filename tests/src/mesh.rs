@@ -148,6 +148,9 @@ pub struct MeshScene<'d> {
     pub libraries: Vec<vk::Pipeline>,
     marker: vk::Pipeline,
     target: ColorTarget,
+    /// Drawn in a render pass object (and its framebuffer) instead of
+    /// dynamic rendering: the pass leaves the target in `TRANSFER_SRC_OPTIMAL`.
+    pass: Option<(vk::RenderPass, vk::Framebuffer)>,
     readback: HostBuffer,
     scratch: HostBuffer,
     scratch_size: u64,
@@ -155,8 +158,48 @@ pub struct MeshScene<'d> {
 }
 
 impl<'d> MeshScene<'d> {
+    /// The scene drawn inside dynamic rendering.
     pub fn new(dev: &'d TestDevice<'d>) -> Result<Self> {
+        Self::with_pass(dev, false)
+    }
+
+    /// The scene drawn inside a render pass object of one subpass when
+    /// `render_pass_object`, else inside dynamic rendering.
+    pub fn with_pass(dev: &'d TestDevice<'d>, render_pass_object: bool) -> Result<Self> {
         let d = &dev.device;
+        let target = ColorTarget::new(d, &dev.memory_properties, SIZE)?;
+        let pass = match render_pass_object {
+            true => match render::render_pass(d, &target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL) {
+                Ok(pass) => Some(pass),
+                Err(e) => {
+                    // SAFETY: unused.
+                    unsafe { target.destroy(d) };
+                    return Err(e.into());
+                }
+            },
+            false => None,
+        };
+        let scene = MeshScene::create(dev, target, pass);
+        if scene.is_err() {
+            // SAFETY: nothing uses them after the failure.
+            unsafe {
+                if let Some((p, f)) = pass {
+                    d.destroy_framebuffer(f, None);
+                    d.destroy_render_pass(p, None);
+                }
+                target.destroy(d);
+            }
+        }
+        scene
+    }
+
+    fn create(
+        dev: &'d TestDevice<'d>,
+        target: ColorTarget,
+        pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+    ) -> Result<Self> {
+        let d = &dev.device;
+        let render_pass = pass.map(|(p, _)| p);
         let fns = dev.amdx_commands()?;
         let module = |bytes: &[u8]| -> Result<vk::ShaderModule> {
             let m = shader_module(d, &spirv_words(bytes)?)?;
@@ -171,9 +214,9 @@ impl<'d> MeshScene<'d> {
         dev.own(Owned::PipelineLayout(layout));
         let mut libraries = Vec::new();
         for index in 0..3 {
-            libraries.push(render::mesh_pipeline(d, layout, (tile, frag), Some((c"tile", index)))?);
+            libraries.push(render::mesh_pipeline(d, layout, (tile, frag), Some((c"tile", index)), render_pass)?);
         }
-        let marker = render::mesh_pipeline(d, layout, (marker_mesh, frag), None)?;
+        let marker = render::mesh_pipeline(d, layout, (marker_mesh, frag), None, render_pass)?;
         dev.own(Owned::Pipeline(marker));
 
         let stages = [c"scene", c"row"].map(|name: &CStr| {
@@ -193,7 +236,6 @@ impl<'d> MeshScene<'d> {
         }
         dev.own(Owned::Pipeline(graph));
 
-        let target = ColorTarget::new(d, &dev.memory_properties, SIZE)?;
         let readback = dev.create_host_buffer(u64::from(SIZE * SIZE * 4), vk::BufferUsageFlags::TRANSFER_DST)?;
         let scratch_size = scratch_size(&fns, d, graph)?.min_size;
         let scratch = dev.create_host_buffer(
@@ -201,7 +243,85 @@ impl<'d> MeshScene<'d> {
             vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
         )?;
         let entry = node_index(&fns, d, graph, c"scene", 0)?;
-        Ok(MeshScene { dev, fns, graph, libraries, marker, target, readback, scratch, scratch_size, entry })
+        Ok(MeshScene { dev, fns, graph, libraries, marker, target, pass, readback, scratch, scratch_size, entry })
+    }
+
+    /// Dispatches the graph inside the first of two subpasses of a render
+    /// pass of its own (which the layer cannot suspend in its middle: the
+    /// dispatch must record nothing) and returns the pixels: the clear
+    /// colour `background` wherever nothing was drawn.
+    pub fn dispatch_in_two_subpasses(&self, scene: &Scene, background: u32) -> Result<Vec<u32>> {
+        let d = &self.dev.device;
+        let target = &self.target;
+        let attachments = [vk::AttachmentDescription::default()
+            .format(render::FORMAT)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .initial_layout(vk::ImageLayout::UNDEFINED)
+            .final_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)];
+        let color = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+        let subpass = vk::SubpassDescription::default()
+            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+            .color_attachments(&color);
+        let subpasses = [subpass, subpass];
+        let dependency = [vk::SubpassDependency {
+            src_subpass: 0,
+            dst_subpass: 1,
+            src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            dst_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            src_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+            dst_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+            dependency_flags: vk::DependencyFlags::BY_REGION,
+        }];
+        let info = vk::RenderPassCreateInfo::default()
+            .attachments(&attachments)
+            .subpasses(&subpasses)
+            .dependencies(&dependency);
+        // SAFETY: valid device and create info of locals.
+        let pass = unsafe { d.create_render_pass(&info, None) }.map_err(Error::vk("vkCreateRenderPass"))?;
+        let views = [target.view];
+        let fb_info = vk::FramebufferCreateInfo::default()
+            .render_pass(pass)
+            .attachments(&views)
+            .width(SIZE)
+            .height(SIZE)
+            .layers(1);
+        // SAFETY: valid device and create info of locals.
+        let framebuffer = unsafe { d.create_framebuffer(&fb_info, None) }.map_err(Error::vk("vkCreateFramebuffer"));
+        let framebuffer = match framebuffer {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: unused.
+                unsafe { d.destroy_render_pass(pass, None) };
+                return Err(e);
+            }
+        };
+        let record = scene.bytes();
+        let submitted = self.dev.submit_once(|cb| {
+            let address = self.scratch.address.unwrap_or(0);
+            // SAFETY: recording valid commands; every array lives across the calls.
+            unsafe {
+                (self.fns.init_scratch)(cb, self.graph, address, self.scratch_size);
+                self.dev.compute_barrier(cb);
+                render::begin_render_pass(d, cb, (pass, framebuffer), target, background);
+                d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, self.graph);
+                let infos = [host_payloads(self.entry, &record, 1, record.len() as u64)];
+                record_host_dispatch(&self.fns, cb, address, self.scratch_size, &infos);
+                d.cmd_next_subpass(cb, vk::SubpassContents::INLINE);
+                d.cmd_end_render_pass(cb);
+            }
+            target.transition(d, cb, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            target.copy_to(d, cb, self.readback.buffer);
+            self.dev.host_read_barrier(cb);
+        });
+        // SAFETY: idle after the submission (or never used).
+        unsafe {
+            d.destroy_framebuffer(framebuffer, None);
+            d.destroy_render_pass(pass, None);
+        }
+        submitted?;
+        Ok(self.readback.read_u32((SIZE * SIZE) as usize)?)
     }
 
     /// Records and runs `frame`, returning the colour target's pixels.
@@ -216,7 +336,10 @@ impl<'d> MeshScene<'d> {
             unsafe {
                 (self.fns.init_scratch)(cb, self.graph, address, self.scratch_size);
                 self.dev.compute_barrier(cb);
-                render::begin_rendering(d, cb, target, frame.background);
+                match self.pass {
+                    Some(pass) => render::begin_render_pass(d, cb, pass, target, frame.background),
+                    None => render::begin_rendering(d, cb, target, frame.background),
+                }
                 let clear = vk::ClearAttachment {
                     aspect_mask: vk::ImageAspectFlags::COLOR,
                     color_attachment: 0,
@@ -242,9 +365,19 @@ impl<'d> MeshScene<'d> {
                     let mesh = ash::ext::mesh_shader::Device::new(&self.dev.instance.instance, d);
                     mesh.cmd_draw_mesh_tasks(cb, 1, 1, 1);
                 }
-                d.cmd_end_rendering(cb);
+                match self.pass {
+                    Some(_) => d.cmd_end_render_pass(cb),
+                    None => d.cmd_end_rendering(cb),
+                }
             }
-            target.transition(d, cb, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+            // The render pass leaves the target ready to copy; the barrier still
+            // orders its writes before the copy.
+            let after = if self.pass.is_some() {
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL
+            } else {
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL
+            };
+            target.transition(d, cb, after, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
             target.copy_to(d, cb, self.readback.buffer);
             self.dev.host_read_barrier(cb);
         })?;
@@ -260,6 +393,10 @@ impl Drop for MeshScene<'_> {
         unsafe {
             for &p in &self.libraries {
                 d.destroy_pipeline(p, None);
+            }
+            if let Some((pass, framebuffer)) = self.pass {
+                d.destroy_framebuffer(framebuffer, None);
+                d.destroy_render_pass(pass, None);
             }
             self.target.destroy(d);
         }

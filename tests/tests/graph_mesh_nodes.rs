@@ -7,7 +7,8 @@
 //! named and indexed at creation); the viewport and scissor set before the
 //! dispatch apply; what the application drew before the dispatch survives
 //! the layer's suspension of the instance, and its graphics pipeline,
-//! viewport and scissor are bound again afterwards. Where the driver has no
+//! viewport and scissor are bound again afterwards; the same inside a
+//! render pass object of one subpass. Where the driver has no
 //! mesh shaders (Mesa 22.3) the layer offers no mesh nodes and refuses one
 //! cleanly.
 
@@ -30,12 +31,14 @@ fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
     ))
 }
 
-fn draws(frames: &[Frame]) {
+/// Draws each frame inside dynamic rendering, or inside a render pass
+/// object of one subpass, and compares it with its CPU rasterisation.
+fn draws(frames: &[Frame], render_pass_object: bool) {
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("device");
     {
         let Some(dev) = mesh_device(&inst, pd) else { return };
-        let scene = MeshScene::new(&dev).expect("mesh scene");
+        let scene = MeshScene::with_pass(&dev, render_pass_object).expect("mesh scene");
         for frame in frames {
             let got = scene.draw(frame).expect("draw");
             let want = expected(frame);
@@ -53,33 +56,82 @@ fn draws(frames: &[Frame]) {
 fn compute_levels_expand_records_into_mesh_node_draws() {
     let frame =
         |scene| Frame { scene, view: View::default(), background: 0xBEEF, early_clear: 0xC1EA2, marker_after: false };
-    draws(&[
-        frame(Scene { tiles_x: 6, tiles_y: 5, grid: 1 }),
-        // Dynamic grids from the payload: 2 x 2 workgroups a record.
-        frame(Scene { tiles_x: 7, tiles_y: 8, grid: 2 }),
-    ]);
+    draws(
+        &[
+            frame(Scene { tiles_x: 6, tiles_y: 5, grid: 1 }),
+            // Dynamic grids from the payload: 2 x 2 workgroups a record.
+            frame(Scene { tiles_x: 7, tiles_y: 8, grid: 2 }),
+        ],
+        false,
+    );
 }
 
 #[test]
 fn viewport_scissor_and_graphics_state_are_the_applications() {
     let scissor = vk::Rect2D { offset: vk::Offset2D { x: 4, y: 0 }, extent: vk::Extent2D { width: 36, height: 64 } };
     let view = View { offset: (8, 4), scissor };
-    draws(&[
-        Frame {
-            scene: Scene { tiles_x: 6, tiles_y: 6, grid: 1 },
+    draws(
+        &[
+            Frame {
+                scene: Scene { tiles_x: 6, tiles_y: 6, grid: 1 },
+                view,
+                background: 7,
+                early_clear: 9,
+                marker_after: true,
+            },
+            Frame {
+                scene: Scene { tiles_x: 8, tiles_y: 7, grid: 2 },
+                view: View::default(),
+                background: 0,
+                early_clear: 1,
+                marker_after: true,
+            },
+        ],
+        false,
+    );
+}
+
+#[test]
+fn render_pass_objects_are_suspended_and_resumed_too() {
+    // The pass clears, is suspended and resumed with the layer's copies
+    // (which load from the TRANSFER_SRC_OPTIMAL layout the pass leaves),
+    // and the application's pipeline draws in the part it continues in.
+    let scissor = vk::Rect2D { offset: vk::Offset2D { x: 0, y: 8 }, extent: vk::Extent2D { width: 64, height: 48 } };
+    let view = View { offset: (4, 0), scissor };
+    draws(
+        &[Frame {
+            scene: Scene { tiles_x: 5, tiles_y: 7, grid: 2 },
             view,
-            background: 7,
-            early_clear: 9,
+            background: 3,
+            early_clear: 5,
             marker_after: true,
-        },
-        Frame {
-            scene: Scene { tiles_x: 8, tiles_y: 7, grid: 2 },
+        }],
+        true,
+    );
+}
+
+#[test]
+fn a_render_pass_of_two_subpasses_is_not_suspended() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("device");
+    {
+        let Some(dev) = mesh_device(&inst, pd) else { return };
+        let scene = MeshScene::with_pass(&dev, true).expect("mesh scene");
+        // The dispatch records nothing (validation would see compute work
+        // inside the render pass otherwise): only the clear colour remains.
+        let got = scene.dispatch_in_two_subpasses(&Scene { tiles_x: 4, tiles_y: 4, grid: 1 }, 0xC1EA2).expect("draw");
+        assert!(got.iter().all(|&p| p == 0xC1EA2), "{:?}", got.iter().find(|&&p| p != 0xC1EA2));
+        // The scene still draws in a render pass of one subpass afterwards.
+        let frame = Frame {
+            scene: Scene { tiles_x: 3, tiles_y: 2, grid: 1 },
             view: View::default(),
-            background: 0,
-            early_clear: 1,
-            marker_after: true,
-        },
-    ]);
+            background: 1,
+            early_clear: 2,
+            marker_after: false,
+        };
+        assert_eq!(first_difference(&scene.draw(&frame).expect("draw"), &expected(&frame)), None);
+    }
+    inst.finish();
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Drawing plumbing for mesh nodes: whether the layer offers
 //! `shaderMeshEnqueue`, the device features a mesh-node application turns
 //! on, an `R32_UINT` colour target with its view, mesh (+ fragment)
-//! pipelines that are mesh node libraries or ordinary ones, layout
-//! transitions and the read-back copy.
+//! pipelines that are mesh node libraries or ordinary ones (for dynamic
+//! rendering or a render pass object), the render pass instances they draw
+//! in, layout transitions and the read-back copy.
 
 use std::ffi::CStr;
 
@@ -177,12 +178,14 @@ const COLOR_RANGE: vk::ImageSubresourceRange = vk::ImageSubresourceRange {
 
 /// A mesh + fragment pipeline drawing to a [`FORMAT`] target, with dynamic
 /// viewport and scissor and no culling; a mesh node library named `node`
-/// (name, index) when given, else an ordinary pipeline.
+/// (name, index) when given, else an ordinary pipeline; for subpass 0 of
+/// `render_pass` when given, else for dynamic rendering.
 pub fn mesh_pipeline(
     d: &ash::Device,
     layout: vk::PipelineLayout,
     (mesh, fragment): (vk::ShaderModule, vk::ShaderModule),
     node: Option<(&CStr, u32)>,
+    render_pass: Option<vk::RenderPass>,
 ) -> Result<vk::Pipeline> {
     let mut node_info =
         node.map(|(name, index)| vk::PipelineShaderStageNodeCreateInfoAMDX::default().name(name).index(index));
@@ -222,8 +225,11 @@ pub fn mesh_pipeline(
         .multisample_state(&multisample)
         .color_blend_state(&blend)
         .dynamic_state(&dynamic)
-        .layout(layout)
-        .push_next(&mut rendering);
+        .layout(layout);
+    info = match render_pass {
+        Some(pass) => info.render_pass(pass).subpass(0),
+        None => info.push_next(&mut rendering),
+    };
     if node.is_some() {
         info = info.push_next(&mut flags2);
     }
@@ -246,6 +252,67 @@ pub fn begin_rendering(d: &ash::Device, cb: vk::CommandBuffer, target: &ColorTar
     let info = vk::RenderingInfo::default().render_area(target.area()).layer_count(1).color_attachments(&colors);
     // SAFETY: `cb` is recording outside a render pass; the arrays live across the call.
     unsafe { d.cmd_begin_rendering(cb, &info) };
+}
+
+/// A render pass of one subpass drawing to a [`FORMAT`] target, cleared at
+/// its start and left in `final_layout`, with a framebuffer on `target`.
+/// Plain handles: the creator destroys them.
+pub fn render_pass(
+    d: &ash::Device,
+    target: &ColorTarget,
+    final_layout: vk::ImageLayout,
+) -> Result<(vk::RenderPass, vk::Framebuffer)> {
+    let attachments = [vk::AttachmentDescription::default()
+        .format(FORMAT)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::STORE)
+        .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+        .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .initial_layout(vk::ImageLayout::UNDEFINED)
+        .final_layout(final_layout)];
+    let color = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+    let subpasses = [vk::SubpassDescription::default()
+        .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+        .color_attachments(&color)];
+    let info = vk::RenderPassCreateInfo::default().attachments(&attachments).subpasses(&subpasses);
+    // SAFETY: valid device and create info of locals.
+    let pass = unsafe { d.create_render_pass(&info, None) }.map_err(vk_err("vkCreateRenderPass"))?;
+    let views = [target.view];
+    let fb_info = vk::FramebufferCreateInfo::default()
+        .render_pass(pass)
+        .attachments(&views)
+        .width(target.size)
+        .height(target.size)
+        .layers(1);
+    // SAFETY: valid device and create info of locals.
+    match unsafe { d.create_framebuffer(&fb_info, None) } {
+        Ok(fb) => Ok((pass, fb)),
+        Err(e) => {
+            // SAFETY: unused.
+            unsafe { d.destroy_render_pass(pass, None) };
+            Err(vk_err("vkCreateFramebuffer")(e))
+        }
+    }
+}
+
+/// Records `vkCmdBeginRenderPass` of [`render_pass`]'s pass and
+/// framebuffer on `target`, cleared to `clear`.
+pub fn begin_render_pass(
+    d: &ash::Device,
+    cb: vk::CommandBuffer,
+    (pass, framebuffer): (vk::RenderPass, vk::Framebuffer),
+    target: &ColorTarget,
+    clear: u32,
+) {
+    let clears = [vk::ClearValue { color: vk::ClearColorValue { uint32: [clear, 0, 0, 0] } }];
+    let info = vk::RenderPassBeginInfo::default()
+        .render_pass(pass)
+        .framebuffer(framebuffer)
+        .render_area(target.area())
+        .clear_values(&clears);
+    // SAFETY: `cb` is recording outside a render pass; the arrays live across the call.
+    unsafe { d.cmd_begin_render_pass(cb, &info, vk::SubpassContents::INLINE) };
 }
 
 /// Records the viewport (`size` pixels square at `offset`) and the scissor.

@@ -76,7 +76,7 @@ impl<'g> Baseline<'g> {
             .map_err(|e| format!("vkCreatePipelineLayout: {e:?}"))?;
         }
         b.split = compute_pipeline(d, b.modules[0], c"main", b.layouts[0])?;
-        b.draw = render::mesh_pipeline(d, b.layouts[1], (b.modules[1], b.modules[2]), None)?;
+        b.draw = render::mesh_pipeline(d, b.layouts[1], (b.modules[1], b.modules[2]), None, None)?;
         Ok(b)
     }
 

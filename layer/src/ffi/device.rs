@@ -227,6 +227,12 @@ pub(super) unsafe extern "system" fn destroy_device(
                     mesh.destroy(&state);
                 }
             }
+            // Resume copies of render passes the application did not destroy.
+            let render_passes = std::mem::take(&mut state.resources.lock().render_passes);
+            for pass in render_passes.into_values().flatten() {
+                // SAFETY: the layer's own render passes on this device, idle now.
+                unsafe { (state.dispatch.fp.fp_v1_0().destroy_render_pass)(device, pass, std::ptr::null()) };
+            }
             super::report::report_all(&state);
             if let Some(status) = state.status.lock().take() {
                 status.destroy(&state);

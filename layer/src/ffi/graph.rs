@@ -424,17 +424,21 @@ unsafe fn dispatch_context(
     }
     let graph = graph_of(&state, cb_state.graph.pipeline, name)?;
     if graph.has_mesh_nodes() {
-        let why = match &cb_state.rendering {
-            None => Some("outside a dynamic rendering instance (vkCmdBeginRendering)"),
-            Some(r) if r.flags.contains(vk::RenderingFlags::SUSPENDING) => {
+        let why = match (&cb_state.rendering, &cb_state.render_pass) {
+            (None, None) => Some("outside a render pass instance"),
+            (Some(r), _) if r.flags.contains(vk::RenderingFlags::SUSPENDING) => {
                 Some("inside a rendering instance begun with VK_RENDERING_SUSPENDING_BIT")
             }
-            Some(_) => None,
+            (None, Some(p)) if p.resume[0] == vk::RenderPass::null() => {
+                Some("inside a render pass of several subpasses (it cannot be suspended in its middle)")
+            }
+            _ => None,
         };
         if let Some(why) = why {
             tracing::error!(
                 "{name}: graph {:?} has mesh nodes and is dispatched {why}; the layer draws mesh nodes by \
-                 suspending and resuming a dynamic rendering instance; nothing recorded",
+                 suspending and resuming a dynamic rendering instance or a render pass of one subpass; \
+                 nothing recorded",
                 graph.handle
             );
             return None;

@@ -105,6 +105,13 @@ fn mesh_hook(state: &DeviceState, name: &CStr) -> vk::PFN_vkVoidFunction {
     match name.to_bytes() {
         b"vkCmdBeginRendering" | b"vkCmdBeginRenderingKHR" if rendering => hook!(rendering::cmd_begin_rendering),
         b"vkCmdEndRendering" | b"vkCmdEndRenderingKHR" if rendering => hook!(rendering::cmd_end_rendering),
+        b"vkCreateRenderPass" => hook!(rendering::create_render_pass),
+        b"vkCreateRenderPass2" | b"vkCreateRenderPass2KHR" => hook!(rendering::create_render_pass2),
+        b"vkDestroyRenderPass" => hook!(rendering::destroy_render_pass),
+        b"vkCmdBeginRenderPass" => hook!(rendering::cmd_begin_render_pass),
+        b"vkCmdBeginRenderPass2" | b"vkCmdBeginRenderPass2KHR" => hook!(rendering::cmd_begin_render_pass2),
+        b"vkCmdEndRenderPass" => hook!(rendering::cmd_end_render_pass),
+        b"vkCmdEndRenderPass2" | b"vkCmdEndRenderPass2KHR" => hook!(rendering::cmd_end_render_pass2),
         b"vkCmdSetViewport" => hook!(rendering::cmd_set_viewport),
         b"vkCmdSetScissor" => hook!(rendering::cmd_set_scissor),
         _ => None,

@@ -9,7 +9,9 @@
 use super::gpu::Gpu;
 use super::profile::{Pass, Recording};
 use super::scratch::ScratchTarget;
-use crate::state::command_buffer::{BindPointState, PushedSet, RenderingAttachment, RenderingInstance, Shadow};
+use crate::state::command_buffer::{
+    BindPointState, OpenPass, PushedSet, RenderPassInstance, RenderingAttachment, RenderingInstance, Shadow,
+};
 use ash::vk;
 use std::ffi::CString;
 
@@ -280,10 +282,42 @@ impl Recorder<'_> {
         };
     }
 
-    /// Begins a part of the application's rendering instance: `last` is the
-    /// part the application goes on recording in (its flags, store
-    /// operations and resolves); the others are the layer's own draws.
-    pub(super) fn begin_rendering(&self, instance: &RenderingInstance, last: bool) {
+    /// Begins a part of the application's render pass instance: `last` is
+    /// the part the application goes on recording in (its flags or subpass
+    /// contents, store operations and resolves); the others are the
+    /// layer's own draws. Every attachment is loaded.
+    pub(super) fn begin_part(&self, pass: OpenPass<'_>, last: bool) {
+        match pass {
+            OpenPass::Dynamic(instance) => self.begin_rendering(instance, last),
+            OpenPass::Object(instance) => self.begin_render_pass(instance, last),
+        }
+    }
+
+    /// Ends a part of the application's render pass instance.
+    pub(super) fn end_part(&self, pass: OpenPass<'_>) {
+        match pass {
+            OpenPass::Dynamic(_) => self.end_rendering(),
+            // SAFETY: recording inside a render pass instance of one subpass.
+            OpenPass::Object(_) => unsafe { (self.fp().cmd_end_render_pass)(self.cb) },
+        }
+    }
+
+    fn begin_render_pass(&self, instance: &RenderPassInstance, last: bool) {
+        let mut views = vk::RenderPassAttachmentBeginInfo::default().attachments(&instance.attachments);
+        let mut info = vk::RenderPassBeginInfo::default()
+            .render_pass(instance.resume[usize::from(last)])
+            .framebuffer(instance.framebuffer)
+            .render_area(instance.render_area);
+        if !instance.attachments.is_empty() {
+            info = info.push_next(&mut views);
+        }
+        let contents = if last { instance.contents } else { vk::SubpassContents::INLINE };
+        // SAFETY: recording outside a render pass; the resume pass is
+        // compatible with the application's and loads (clears nothing).
+        unsafe { (self.fp().cmd_begin_render_pass)(self.cb, &info, contents) };
+    }
+
+    fn begin_rendering(&self, instance: &RenderingInstance, last: bool) {
         let Some(fns) = self.device.dispatch.rendering else { return };
         let attachment = |a: &RenderingAttachment| {
             let mut info = vk::RenderingAttachmentInfo::default()
@@ -322,7 +356,7 @@ impl Recorder<'_> {
         unsafe { (fns.begin)(self.cb, &info) };
     }
 
-    pub(super) fn end_rendering(&self) {
+    fn end_rendering(&self) {
         let Some(fns) = self.device.dispatch.rendering else { return };
         // SAFETY: recording inside a rendering instance.
         unsafe { (fns.end)(self.cb) };

@@ -12,8 +12,9 @@
 //!    state (pipeline, descriptor sets, push descriptors, push constants)
 //!    bound again.
 //!
-//! A graph with mesh nodes is dispatched inside a dynamic rendering
-//! instance, where no compute work may run. The layer ends the
+//! A graph with mesh nodes is dispatched inside a render pass instance
+//! (dynamic rendering, or a render pass object of one subpass), where no
+//! compute work may run. The layer ends the
 //! application's instance before step 1; at each level with mesh nodes it
 //! draws them (`vkCmdDrawMeshTasksIndirectEXT` on their `NodeDispatch`)
 //! in a part of the instance it begins and ends with `LOAD`/`STORE`,
@@ -31,7 +32,7 @@ use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
 use super::scratch::{context_words, dispatch_words, words_of, DynamicLayout, ScratchTarget, FIRST_TAG, STATUS_WORDS};
 use super::statistics::{self, Statistics};
-use crate::state::command_buffer::{RenderingInstance, Shadow};
+use crate::state::command_buffer::{OpenPass, Shadow};
 use ash::vk;
 use meta_shaders::{EntryPush, GridscanPush, PlanPush, SCHEDULE_DYNAMIC};
 use spirv_lowering::abi::{GraphContext, NodeDispatch, NodePush, DONE_GROUPS_BYTES, NO_NODE};
@@ -105,9 +106,9 @@ struct Dispatch<'a> {
     status: Option<(vk::Buffer, u32)>,
     /// Where the per-level counts go, when the `statistics` setting is on.
     stats: Option<(vk::Buffer, Statistics)>,
-    /// The application's rendering instance, which a graph with mesh nodes
-    /// suspends (see the module doc).
-    rendering: Option<&'a RenderingInstance>,
+    /// The application's render pass instance, which a graph with mesh
+    /// nodes suspends (see the module doc).
+    rendering: Option<OpenPass<'a>>,
 }
 
 impl Dispatch<'_> {
@@ -289,8 +290,8 @@ impl Dispatch<'_> {
     /// Ends the application's rendering instance before a graph with mesh
     /// nodes runs its compute work.
     fn suspend_rendering(&self) {
-        if self.rendering.is_some() {
-            self.r.end_rendering();
+        if let Some(pass) = self.rendering {
+            self.r.end_part(pass);
             self.r.after_rendering();
         }
     }
@@ -302,7 +303,7 @@ impl Dispatch<'_> {
         let Some(rendering) = self.rendering else { return };
         // The barrier before (the previous level's, or the inputs') orders
         // the records and arguments before the draws (see `compute_barrier`).
-        r.begin_rendering(rendering, false);
+        r.begin_part(rendering, false);
         for &slot in slots {
             let node = &graph.nodes[slot];
             let Some(mesh) = &node.mesh else { continue };
@@ -329,7 +330,7 @@ impl Dispatch<'_> {
         }
         // The level's barrier, after its compute dispatches, orders the
         // draws before the next level (see `compute_barrier`).
-        r.end_rendering();
+        r.end_part(rendering);
     }
 
     /// Every level: the node dispatches, then a barrier (the level's last
@@ -381,7 +382,7 @@ impl Dispatch<'_> {
         self.copy_status();
         restore_compute_state(r, self.cb_state);
         if let Some(rendering) = self.rendering {
-            r.begin_rendering(rendering, true);
+            r.begin_part(rendering, true);
             restore_graphics_state(r, self.cb_state);
         }
     }
@@ -493,7 +494,7 @@ impl<'a> DispatchArgs<'a> {
     fn begin(&self, profile: Option<&'a Recording>, levels: &[BTreeSet<usize>]) -> Result<Dispatch<'a>, RecordError> {
         let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
         let dynamic = layout_for(graph, &target)?;
-        let rendering = cb_state.rendering.as_ref().filter(|_| graph.has_mesh_nodes());
+        let rendering = cb_state.open_pass().filter(|_| graph.has_mesh_nodes());
         let r = Recorder { device, cb, target, profile, draws: rendering.is_some() };
         let stats = self.statistics(levels);
         Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering })

@@ -2,8 +2,9 @@
 //! execution-graph bind points, so the graph runtime can bind the graph's
 //! resources for its own dispatches and restore the application's compute
 //! state afterwards; on devices with mesh nodes also the graphics bind
-//! point, the dynamic rendering instance being recorded and the viewports
-//! and scissors, which drawing mesh nodes suspends and restores. Pure
+//! point, the render pass instance being recorded (dynamic rendering or a
+//! render pass object) and the viewports and scissors, which drawing mesh
+//! nodes suspends and restores. Pure
 //! bookkeeping; the hooks feed it.
 //!
 //! Plain data in [`state`](super): the runtime's recording takes a
@@ -144,6 +145,29 @@ pub(crate) struct RenderingInstance {
     pub stencil: Option<RenderingAttachment>,
 }
 
+/// A `vkCmdBeginRenderPass` being recorded (devices with mesh nodes only).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RenderPassInstance {
+    pub framebuffer: vk::Framebuffer,
+    pub render_area: vk::Rect2D,
+    /// An imageless framebuffer's views (`VkRenderPassAttachmentBeginInfo`).
+    pub attachments: Vec<vk::ImageView>,
+    /// The first subpass's contents as the application began it.
+    pub contents: vk::SubpassContents,
+    /// The layer's copies of the render pass that load every attachment:
+    /// `[0]` stores them (the layer's own parts), `[1]` with the
+    /// application's store operations (the part it goes on recording in).
+    /// Null when the render pass has several subpasses (not resumable).
+    pub resume: [vk::RenderPass; 2],
+}
+
+/// The render pass instance a graph with mesh nodes suspends and resumes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum OpenPass<'a> {
+    Dynamic(&'a RenderingInstance),
+    Object(&'a RenderPassInstance),
+}
+
 /// What is bound in one command buffer, as the runtime's recording reads
 /// it (the command buffer's other state is `crate::device`'s).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -154,6 +178,8 @@ pub(crate) struct Shadow {
     pub graphics: BindPointState,
     /// The dynamic rendering instance open (devices with mesh nodes only).
     pub rendering: Option<RenderingInstance>,
+    /// The render pass object instance open (devices with mesh nodes only).
+    pub render_pass: Option<RenderPassInstance>,
     /// `vkCmdSetViewport` (x, y, width, height, min and max depth) /
     /// `vkCmdSetScissor` (devices with mesh nodes only).
     pub viewports: Vec<[f32; 6]>,
@@ -162,6 +188,15 @@ pub(crate) struct Shadow {
 }
 
 impl Shadow {
+    /// The render pass instance open, if any.
+    pub(crate) fn open_pass(&self) -> Option<OpenPass<'_>> {
+        match (&self.rendering, &self.render_pass) {
+            (Some(r), _) => Some(OpenPass::Dynamic(r)),
+            (None, Some(p)) => Some(OpenPass::Object(p)),
+            (None, None) => None,
+        }
+    }
+
     pub(crate) fn bind_point_mut(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
         match bind_point {
             vk::PipelineBindPoint::COMPUTE => Some(&mut self.compute),
