@@ -176,6 +176,11 @@ fn create_with_resume<A: Attachment>(
         let copies: Vec<A> = kept.iter().zip(attachments).map(|(k, a)| k.resumed(last, *a)).collect();
         if create(&copies, slot) != vk::Result::SUCCESS {
             tracing::warn!("{name}: the layer's resume copy failed; mesh nodes cannot be drawn in this render pass");
+            let fp = state.dispatch.fp.fp_v1_0();
+            for made in resume.into_iter().filter(|p| *p != vk::RenderPass::null()) {
+                // SAFETY: the layer's copy made above, never used.
+                unsafe { (fp.destroy_render_pass)(state.handle(), made, std::ptr::null()) };
+            }
             return result;
         }
     }
