@@ -121,6 +121,17 @@ pub(crate) struct PushTemplate {
 
 impl DeviceState {
     /// Runs `f` on a command buffer's state (created on first use).
+    /// Whether the hooks shadow what is bound at `bind_point`: compute and
+    /// the graph bind point always, graphics only where mesh nodes draw
+    /// (the state they restore); other bind points never.
+    pub(crate) fn shadows(&self, bind_point: vk::PipelineBindPoint) -> bool {
+        match bind_point {
+            vk::PipelineBindPoint::COMPUTE | crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH => true,
+            vk::PipelineBindPoint::GRAPHICS => self.mesh_enqueue,
+            _ => false,
+        }
+    }
+
     pub(crate) fn with_command_buffer<R>(
         &self,
         cb: vk::CommandBuffer,

@@ -159,11 +159,13 @@ pub(super) unsafe extern "system" fn cmd_bind_pipeline(
     guard_command("vkCmdBindPipeline", cb, || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
-        state.with_command_buffer(cb, |s| {
-            if let Some(point) = s.bind_point_mut(bind_point) {
-                point.pipeline = pipeline;
-            }
-        });
+        if state.shadows(bind_point) {
+            state.with_command_buffer(cb, |s| {
+                if let Some(point) = s.bind_point_mut(bind_point) {
+                    point.pipeline = pipeline;
+                }
+            });
+        }
         if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
             // SAFETY: forwarding.
             unsafe { (state.dispatch.fp.fp_v1_0().cmd_bind_pipeline)(cb, bind_point, pipeline) }
@@ -184,9 +186,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     guard_command("vkCmdBindDescriptorSets", cb, || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let graphics = state.mesh_enqueue && bind_point == vk::PipelineBindPoint::GRAPHICS;
-        if graphics || bind_point == vk::PipelineBindPoint::COMPUTE || bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH
-        {
+        if state.shadows(bind_point) {
             // SAFETY: the application's arrays.
             let (set_list, offsets) = unsafe { (slice(sets, set_count), slice(dynamic_offsets, dynamic_offset_count)) };
             shadow_sets(&state, cb, &[bind_point], layout, first_set, set_list, offsets);
@@ -295,9 +295,11 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
     guard_command("vkCmdPushDescriptorSetKHR", cb, || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: the application's array of valid writes.
-        let copied = unsafe { copy_writes("vkCmdPushDescriptorSetKHR", slice(writes, write_count)) };
-        state.with_command_buffer(cb, |s| s.push_set(bind_point, set, PushedSet { layout, writes: copied }));
+        if state.shadows(bind_point) {
+            // SAFETY: the application's array of valid writes.
+            let copied = unsafe { copy_writes("vkCmdPushDescriptorSetKHR", slice(writes, write_count)) };
+            state.with_command_buffer(cb, |s| s.push_set(bind_point, set, PushedSet { layout, writes: copied }));
+        }
         if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
             if let Some(f) = &state.dispatch.push_descriptor {
                 // SAFETY: forwarding.

@@ -358,35 +358,29 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
     })
 }
 
-/// Why a graphics pipeline create info asks for a mesh node, if it does: its
-/// flags carry `VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX`, or a stage is
-/// a node shader (a module the layer kept, or inline SPIR-V declaring
+/// Whether a graphics pipeline create info asks for a mesh node: its flags
+/// carry `VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX`, or a stage is a
+/// node shader (a module the layer kept, or inline SPIR-V declaring
 /// `ShaderEnqueueAMDX`).
 ///
 /// # Safety
 /// `info` must be a valid graphics pipeline create info.
-unsafe fn mesh_node_request(state: &DeviceState, info: &vk::GraphicsPipelineCreateInfo<'static>) -> Option<String> {
+unsafe fn is_mesh_node_request(state: &DeviceState, info: &vk::GraphicsPipelineCreateInfo<'static>) -> bool {
     // SAFETY: valid chain.
     let flags2 = unsafe { find_in_chain::<vk::PipelineCreateFlags2CreateInfoKHR>(info.p_next) };
     if flags2.is_some_and(|f| f.flags.as_raw() & amdx::PIPELINE_CREATE_2_EXECUTION_GRAPH != 0) {
-        return Some("its flags include VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX".into());
+        return true;
     }
     // SAFETY: the create info's stage array.
-    for (k, stage) in unsafe { slice(info.p_stages, info.stage_count) }.iter().enumerate() {
+    unsafe { slice(info.p_stages, info.stage_count) }.iter().any(|stage| {
         let kept =
             stage.module != vk::ShaderModule::null() && state.resources.lock().node_modules.contains_key(&stage.module);
         // SAFETY: valid chain.
-        let inline = unsafe { find_in_chain::<vk::ShaderModuleCreateInfo>(stage.p_next) }.is_some_and(|m| {
+        kept || unsafe { find_in_chain::<vk::ShaderModuleCreateInfo>(stage.p_next) }.is_some_and(|m| {
             // SAFETY: `code_size` bytes of code.
             declares_shader_enqueue(unsafe { slice(m.p_code, (m.code_size / 4) as u32) })
-        });
-        if kept || inline {
-            // SAFETY: valid string when non-null.
-            let entry = unsafe { c_str(stage.p_name) }.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            return Some(format!("stage {k} ({:?}, entry point \"{entry}\") is a node shader", stage.stage));
-        }
-    }
-    None
+        })
+    })
 }
 
 /// Creates a mesh node from a graphics pipeline create info (see
@@ -475,7 +469,7 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
         // SAFETY: the application's array.
         let infos = unsafe { slice(create_infos, count) };
         // SAFETY: valid create infos.
-        let any_node = infos.iter().any(|i| unsafe { mesh_node_request(&state, i) }.is_some());
+        let any_node = infos.iter().any(|i| unsafe { is_mesh_node_request(&state, i) });
         let forward = |info: *const vk::GraphicsPipelineCreateInfo<'static>, n: u32, out: *mut vk::Pipeline| {
             // SAFETY: forwarding the application's valid arguments.
             unsafe { (state.dispatch.fp.fp_v1_0().create_graphics_pipelines)(device, cache, n, info, allocator, out) }
@@ -491,7 +485,7 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
             |info| info.flags,
             |info| {
                 // SAFETY: valid create info.
-                if unsafe { mesh_node_request(&state, info) }.is_some() {
+                if unsafe { is_mesh_node_request(&state, info) } {
                     // SAFETY: valid create info.
                     return unsafe { create_one_mesh_node(&state, cache, info) };
                 }
