@@ -6,6 +6,7 @@
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
+use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 
 pub(crate) fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
@@ -78,4 +79,49 @@ pub fn placeholder_pipeline(
 ) -> Result<vk::Pipeline, GraphError> {
     compiled_pipeline(device, cache, flags, &PLACEHOLDER_KERNEL, PLACEHOLDER_ENTRY_POINT, layout, None)
         .map(|c| c.pipeline)
+}
+
+/// An application's layout extended by the runtime's push block.
+pub(crate) struct NodeLayout {
+    pub layout: vk::PipelineLayout,
+    /// Where the block sits: the application's ranges' end, rounded up to 8.
+    pub push_offset: u32,
+    /// The stages of the range holding the block.
+    pub push_stages: vk::ShaderStageFlags,
+}
+
+/// The application's layout (what the layer recorded of it) with the
+/// runtime's push block appended to the range that holds `stage` (Vulkan
+/// allows one range per stage), or in a new range of `stage`: compute for
+/// node kernels, mesh for mesh nodes.
+pub(crate) fn node_layout(
+    device: &Gpu,
+    info: &PipelineLayoutInfo,
+    stage: vk::ShaderStageFlags,
+) -> Result<NodeLayout, GraphError> {
+    let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
+    let push_offset = end.next_multiple_of(8);
+    let block = std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
+    let max = device.physical.max_push_constants_size;
+    if push_offset + block > max {
+        return Err(GraphError::PushSpace { end, max });
+    }
+    let mut ranges = info.push_ranges.clone();
+    let push_stages = match ranges.iter_mut().find(|r| r.stage_flags.contains(stage)) {
+        Some(r) => {
+            r.size = push_offset + block - r.offset;
+            r.stage_flags
+        }
+        None => {
+            ranges.push(vk::PushConstantRange { stage_flags: stage, offset: push_offset, size: block });
+            stage
+        }
+    };
+    let create = vk::PipelineLayoutCreateInfo::default().set_layouts(&info.set_layouts).push_constant_ranges(&ranges);
+    let mut layout = vk::PipelineLayout::null();
+    // SAFETY: valid device and create info.
+    check("vkCreatePipelineLayout", unsafe {
+        (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(device.handle(), &create, std::ptr::null(), &mut layout)
+    })?;
+    Ok(NodeLayout { layout, push_offset, push_stages })
 }

@@ -9,6 +9,7 @@
 //! with `vkCmdDrawMeshTasksIndirectEXT` on the node's `NodeDispatch` (see
 //! `record`).
 
+use super::driver::{node_layout, NodeLayout};
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use super::stage::{spec_map, MeshNode, NodeStage};
@@ -16,53 +17,6 @@ use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 use spirv_lowering::{LowerOptions, ParsedModule};
 use std::sync::Arc;
-
-/// What the runtime's push block needs of a graphics layout: the extended
-/// layout, where the block sits and the stages of the range holding it.
-struct MeshLayout {
-    layout: vk::PipelineLayout,
-    push_offset: u32,
-    push_stages: vk::ShaderStageFlags,
-}
-
-/// The application's layout with the runtime's push block appended to the
-/// range that holds the mesh stage (Vulkan allows one range per stage), or
-/// in a new mesh-stage range. `info` is what the layer recorded of the
-/// application's layout.
-fn mesh_layout(device: &Gpu, info: &PipelineLayoutInfo) -> Result<MeshLayout, GraphError> {
-    let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
-    let push_offset = end.next_multiple_of(8);
-    let block = std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
-    let max = device.physical.max_push_constants_size;
-    if push_offset + block > max {
-        return Err(GraphError::PushSpace { end, max });
-    }
-    let mut ranges = info.push_ranges.clone();
-    let push_stages = match ranges.iter_mut().find(|r| r.stage_flags.contains(vk::ShaderStageFlags::MESH_EXT)) {
-        Some(r) => {
-            r.size = push_offset + block - r.offset;
-            r.stage_flags
-        }
-        None => {
-            ranges.push(vk::PushConstantRange {
-                stage_flags: vk::ShaderStageFlags::MESH_EXT,
-                offset: push_offset,
-                size: block,
-            });
-            vk::ShaderStageFlags::MESH_EXT
-        }
-    };
-    let create = vk::PipelineLayoutCreateInfo::default().set_layouts(&info.set_layouts).push_constant_ranges(&ranges);
-    let mut layout = vk::PipelineLayout::null();
-    // SAFETY: valid device and create info.
-    let result = unsafe {
-        (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(device.handle(), &create, std::ptr::null(), &mut layout)
-    };
-    if result != vk::Result::SUCCESS {
-        return Err(GraphError::Vulkan { call: "vkCreatePipelineLayout", result });
-    }
-    Ok(MeshLayout { layout, push_offset, push_stages })
-}
 
 /// Creates the mesh node of `stage` (the create info's stage `mesh_index`):
 /// `info` is the application's create info with its flags and `pNext` chain
@@ -93,7 +47,8 @@ pub(crate) fn create_mesh_node(
             what: format!("entry point \"{}\" is not a MeshEXT node shader", stage.entry_point),
         });
     }
-    let MeshLayout { layout, push_offset, push_stages } = mesh_layout(device, layout_info)?;
+    let NodeLayout { layout, push_offset, push_stages } =
+        node_layout(device, layout_info, vk::ShaderStageFlags::MESH_EXT)?;
     let destroy_layout = || {
         // SAFETY: created above, never handed out.
         unsafe { (device.dispatch.fp.fp_v1_0().destroy_pipeline_layout)(device.handle(), layout, std::ptr::null()) };

@@ -5,7 +5,7 @@
 //! real driver pipeline (an empty kernel), so debug names and the like work.
 //! The meta pipelines are created once per device.
 
-use super::driver::{check, compiled_pipeline, placeholder_pipeline};
+use super::driver::{check, compiled_pipeline, node_layout, placeholder_pipeline, NodeLayout};
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use super::kernels::KernelCache;
@@ -97,36 +97,6 @@ fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
     }
 }
 
-/// The application's layout with the runtime's push block appended: every
-/// range with the compute stage grows to cover it (Vulkan forbids two
-/// ranges with the same stage), or a compute range is added. `info` is
-/// what the layer recorded of the application's layout.
-fn node_layout(device: &Gpu, info: &PipelineLayoutInfo) -> Result<(vk::PipelineLayout, u32), GraphError> {
-    let end = info.push_ranges.iter().map(|r| r.offset + r.size).max().unwrap_or(0);
-    let push_offset = end.next_multiple_of(8);
-    let block_end = push_offset + std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32;
-    let max = device.physical.max_push_constants_size;
-    if block_end > max {
-        return Err(GraphError::PushSpace { end, max });
-    }
-    let mut ranges = info.push_ranges.clone();
-    match ranges.iter_mut().find(|r| r.stage_flags.contains(vk::ShaderStageFlags::COMPUTE)) {
-        Some(r) => r.size = block_end - r.offset,
-        None => ranges.push(vk::PushConstantRange {
-            stage_flags: vk::ShaderStageFlags::COMPUTE,
-            offset: push_offset,
-            size: std::mem::size_of::<spirv_lowering::abi::NodePush>() as u32,
-        }),
-    }
-    let create = vk::PipelineLayoutCreateInfo::default().set_layouts(&info.set_layouts).push_constant_ranges(&ranges);
-    let mut layout = vk::PipelineLayout::null();
-    // SAFETY: valid device and create info.
-    check("vkCreatePipelineLayout", unsafe {
-        (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(device.handle(), &create, std::ptr::null(), &mut layout)
-    })?;
-    Ok((layout, push_offset))
-}
-
 /// Creates an execution graph pipeline from its node stages (in node-index
 /// order: stages, then library stages) and the application's layout
 /// (`app_layout`, of which the layer recorded `layout_info`); `flags` go to
@@ -139,7 +109,7 @@ pub fn create_graph(
     layout_info: &PipelineLayoutInfo,
     flags: vk::PipelineCreateFlags,
 ) -> Result<GraphPipeline, GraphError> {
-    let (layout, push_offset) = node_layout(device, layout_info)?;
+    let NodeLayout { layout, push_offset, .. } = node_layout(device, layout_info, vk::ShaderStageFlags::COMPUTE)?;
     // The layout is destroyed with the graph, or here if creation fails
     // (after the kernels, which are dropped first).
     let layout_guard = LayoutGuard { device, layout };
