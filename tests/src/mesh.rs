@@ -169,7 +169,7 @@ impl<'d> MeshScene<'d> {
         let d = &dev.device;
         let target = ColorTarget::new(d, &dev.memory_properties, SIZE)?;
         let pass = match render_pass_object {
-            true => match render::render_pass(d, &target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL) {
+            true => match render::render_pass(d, &target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, 1) {
                 Ok(pass) => Some(pass),
                 Err(e) => {
                     // SAFETY: unused.
@@ -253,50 +253,7 @@ impl<'d> MeshScene<'d> {
     pub fn dispatch_in_two_subpasses(&self, scene: &Scene, background: u32) -> Result<Vec<u32>> {
         let d = &self.dev.device;
         let target = &self.target;
-        let attachments = [vk::AttachmentDescription::default()
-            .format(render::FORMAT)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .initial_layout(vk::ImageLayout::UNDEFINED)
-            .final_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)];
-        let color = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
-        let subpass = vk::SubpassDescription::default()
-            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-            .color_attachments(&color);
-        let subpasses = [subpass, subpass];
-        let dependency = [vk::SubpassDependency {
-            src_subpass: 0,
-            dst_subpass: 1,
-            src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-            dst_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-            src_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
-            dst_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
-            dependency_flags: vk::DependencyFlags::BY_REGION,
-        }];
-        let info = vk::RenderPassCreateInfo::default()
-            .attachments(&attachments)
-            .subpasses(&subpasses)
-            .dependencies(&dependency);
-        // SAFETY: valid device and create info of locals.
-        let pass = unsafe { d.create_render_pass(&info, None) }.map_err(Error::vk("vkCreateRenderPass"))?;
-        let views = [target.view];
-        let fb_info = vk::FramebufferCreateInfo::default()
-            .render_pass(pass)
-            .attachments(&views)
-            .width(SIZE)
-            .height(SIZE)
-            .layers(1);
-        // SAFETY: valid device and create info of locals.
-        let framebuffer = unsafe { d.create_framebuffer(&fb_info, None) }.map_err(Error::vk("vkCreateFramebuffer"));
-        let framebuffer = match framebuffer {
-            Ok(f) => f,
-            Err(e) => {
-                // SAFETY: unused.
-                unsafe { d.destroy_render_pass(pass, None) };
-                return Err(e);
-            }
-        };
+        let (pass, framebuffer) = render::render_pass(d, target, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, 2)?;
         let record = scene.bytes();
         let submitted = self.dev.submit_once(|cb| {
             let address = self.scratch.address.unwrap_or(0);

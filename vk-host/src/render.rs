@@ -254,13 +254,15 @@ pub fn begin_rendering(d: &ash::Device, cb: vk::CommandBuffer, target: &ColorTar
     unsafe { d.cmd_begin_rendering(cb, &info) };
 }
 
-/// A render pass of one subpass drawing to a [`FORMAT`] target, cleared at
-/// its start and left in `final_layout`, with a framebuffer on `target`.
-/// Plain handles: the creator destroys them.
+/// A render pass of `subpasses` subpasses (each drawing the colour
+/// attachment, in order) to a [`FORMAT`] target, cleared at its start and
+/// left in `final_layout`, with a framebuffer on `target`. Plain handles:
+/// the creator destroys them.
 pub fn render_pass(
     d: &ash::Device,
     target: &ColorTarget,
     final_layout: vk::ImageLayout,
+    subpasses: u32,
 ) -> Result<(vk::RenderPass, vk::Framebuffer)> {
     let attachments = [vk::AttachmentDescription::default()
         .format(FORMAT)
@@ -272,10 +274,23 @@ pub fn render_pass(
         .initial_layout(vk::ImageLayout::UNDEFINED)
         .final_layout(final_layout)];
     let color = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
-    let subpasses = [vk::SubpassDescription::default()
+    let subpass = vk::SubpassDescription::default()
         .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-        .color_attachments(&color)];
-    let info = vk::RenderPassCreateInfo::default().attachments(&attachments).subpasses(&subpasses);
+        .color_attachments(&color);
+    let subpasses = vec![subpass; subpasses.max(1) as usize];
+    let dependencies: Vec<vk::SubpassDependency> = (1..subpasses.len() as u32)
+        .map(|k| vk::SubpassDependency {
+            src_subpass: k - 1,
+            dst_subpass: k,
+            src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            dst_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            src_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+            dst_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+            dependency_flags: vk::DependencyFlags::BY_REGION,
+        })
+        .collect();
+    let info =
+        vk::RenderPassCreateInfo::default().attachments(&attachments).subpasses(&subpasses).dependencies(&dependencies);
     // SAFETY: valid device and create info of locals.
     let pass = unsafe { d.create_render_pass(&info, None) }.map_err(vk_err("vkCreateRenderPass"))?;
     let views = [target.view];
