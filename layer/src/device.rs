@@ -17,7 +17,7 @@ use crate::graph::gpu::Gpu;
 use crate::graph::pipeline::{GraphPipeline, MetaPipelines};
 use crate::graph::scratch::ScratchTarget;
 use crate::graph::stage::{MeshNode, NodeStage};
-use crate::graph::status::StatusBuffer;
+use crate::graph::status::{StatusBuffer, StatusTarget};
 use crate::state::command_buffer::Shadow;
 use crate::state::pipeline_layout::PipelineLayoutInfo;
 use crate::state::registry::HandleMap;
@@ -177,7 +177,7 @@ impl DeviceState {
     /// Reserves a status slot for a dispatch about to be recorded (creating the
     /// buffer on first use); `None` when no buffer can be had (then the
     /// dispatch still runs, unreported).
-    pub(crate) fn reserve_status_slot(&self) -> Option<(vk::Buffer, u32)> {
+    pub(crate) fn reserve_status_slot(&self) -> Option<StatusTarget> {
         let mut status = self.status.lock();
         if status.is_none() {
             match StatusBuffer::create(self) {
@@ -189,7 +189,8 @@ impl DeviceState {
             }
         }
         let status = status.as_mut()?;
-        Some((status.memory.buffer, status.allocate_slot()))
+        let slot = status.allocate_slot();
+        Some(StatusTarget { slot, address: status.address(slot) })
     }
 }
 

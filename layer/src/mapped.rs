@@ -1,6 +1,8 @@
 //! Buffers the layer owns in host-visible, host-coherent memory, mapped for
-//! their whole lifetime: the status readback ring (`graph::status`) and the
-//! staging blocks of host dispatches (`graph::staging`).
+//! their whole lifetime: the status ring the level finishers write into
+//! (`graph::status`) and the staging blocks of host dispatches, which the
+//! first level's kernels read in place (`graph::staging`). Both are reached
+//! by device address.
 //!
 //! Bottom tier: it takes the device's entry points ([`DeviceDispatch`]) and
 //! memory properties as arguments, so that the runtime's pools can hold its
@@ -15,16 +17,22 @@ pub(crate) struct MappedBuffer {
     /// The mapping of all `size` bytes.
     mapped: *mut u8,
     pub size: u64,
+    /// The buffer's device address (0 unless created with
+    /// `SHADER_DEVICE_ADDRESS` usage).
+    pub address: u64,
 }
 
 impl MappedBuffer {
-    /// A buffer of `size` bytes with `usage` in memory of the device's
-    /// `memory_properties`; on failure nothing is left behind.
+    /// A buffer of `size` bytes with `usage` in host-visible, host-coherent
+    /// memory of the device's `memory_properties`, with the `prefer`red
+    /// properties too where a memory type has them; on failure nothing is
+    /// left behind.
     pub(crate) fn create(
         device: &DeviceDispatch,
         memory_properties: &vk::PhysicalDeviceMemoryProperties,
         size: u64,
         usage: vk::BufferUsageFlags,
+        prefer: vk::MemoryPropertyFlags,
     ) -> Result<Self, vk::Result> {
         let fp = device.fp.fp_v1_0();
         let d = device.fp.handle();
@@ -34,6 +42,7 @@ impl MappedBuffer {
             memory: vk::DeviceMemory::null(),
             mapped: std::ptr::null_mut(),
             size,
+            address: 0,
         };
         // SAFETY: valid device and create info.
         check(unsafe { (fp.create_buffer)(d, &info, std::ptr::null(), &mut b.buffer) })?;
@@ -42,15 +51,22 @@ impl MappedBuffer {
         unsafe { (fp.get_buffer_memory_requirements)(d, b.buffer, &mut requirements) };
         let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
         let props = memory_properties;
-        let memory_type = (0..props.memory_type_count).find(|&i| {
-            requirements.memory_type_bits & (1 << i) != 0
-                && props.memory_types[i as usize].property_flags.contains(wanted)
-        });
-        let result = match memory_type {
+        let with = |flags: vk::MemoryPropertyFlags| {
+            (0..props.memory_type_count).find(|&i| {
+                requirements.memory_type_bits & (1 << i) != 0
+                    && props.memory_types[i as usize].property_flags.contains(flags)
+            })
+        };
+        let by_address = usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS);
+        let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let result = match with(wanted | prefer).or_else(|| with(wanted)) {
             None => Err(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY),
             Some(memory_type) => {
-                let alloc =
+                let mut alloc =
                     vk::MemoryAllocateInfo::default().allocation_size(requirements.size).memory_type_index(memory_type);
+                if by_address {
+                    alloc = alloc.push_next(&mut flags);
+                }
                 let mut mapped = std::ptr::null_mut();
                 // SAFETY: (block) valid device, allocation info, and objects created here.
                 unsafe {
@@ -70,6 +86,11 @@ impl MappedBuffer {
                 .map(|()| b.mapped = mapped.cast())
             }
         };
+        if result.is_ok() && by_address {
+            let info = vk::BufferDeviceAddressInfo::default().buffer(b.buffer);
+            // SAFETY: a buffer with device-address usage, bound to memory allocated with the flag.
+            b.address = unsafe { (device.fp.fp_v1_2().get_buffer_device_address)(d, &info) };
+        }
         match result {
             Ok(()) => Ok(b),
             Err(e) => {

@@ -91,7 +91,7 @@ pub const SETTINGS: [SettingSpec; 8] = [
         env: "VK_EMU_SE_STATISTICS",
         ty: SettingType::String,
         default: "",
-        description: "records and workgroups per node and level, and payload-ring use, of every graph dispatch: log, or a file that gets one JSON line per dispatch",
+        description: "records and workgroups per node and level, and the scratch frames each level took, of every graph dispatch: log, or a file that gets one JSON line per dispatch",
     },
     SettingSpec {
         key: "labels",

@@ -1,63 +1,223 @@
 #version 460
-// Level 0 of an indirect graph dispatch, between entry_rank.comp and
-// entry_records.comp: turns the per-node record counts into each node's
-// record slice and dispatch arguments (except for dynamic-grid broadcast
-// nodes, see gridscan.comp) and resets the counters. One workgroup.
-// Sums the workgroups launched at level 0 for the kernels' level finisher,
-// each node's range of them its workgroup base (gridscan.comp adds those of
-// dynamic-grid nodes).
+// Level 0 of an indirect graph dispatch, second pass (after entry.comp put
+// the records in their frames): each node's parity-0 NodeDispatch, as a
+// level finisher would write it for the next level (spirv-lowering's
+// passes/finisher.rs), from the entry counters. One workgroup, in phases:
+// 1. dynamic grids: for each broadcast node whose grid comes from the
+//    payload (and that reads its own records), a workgroup prefix sum of its
+//    records' grids in rank order, left as GridEntry e = rank e in the
+//    frames of namespace node_count + n, where its kernels (and those of the
+//    nodes sharing its input) binary-search them; the sum is its workgroups;
+// 2. launches: records, workgroups and split of every node (a
+//    SharesInputWithAMDX node takes its base's records and grid), framed
+//    records of its key node, and its first number among level 0's launched
+//    workgroups (mesh nodes are drawn: none);
+// 3. the level's total workgroups and the entry status into every dispatch,
+//    the status into the host's words (after the inputs, and final: a level
+//    0 that launches nothing has no finisher), the entry counters zeroed
+//    (so that the next dispatch starts from zero without a transfer).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #define SCAN_SIZE 256u
 #include "scan.glsl"
-#include "slices.glsl"
-layout(local_size_x = SCAN_SIZE) in;
+layout(local_size_x = SCAN_SIZE) in; // meta_shaders::PLAN_WORKGROUP
 
-layout(push_constant) uniform Push {
+// meta_shaders::PlanPush.
+layout(push_constant) uniform PlanPush {
     GraphContextRef ctx;
-    NodeDispatchRef dispatches;  // [node_count]
-    NodeScheduleRef schedules;   // [node_count]
-    RecordRefs records;          // [record_capacity]
-    uint64_t level_status;       // where the status after this pass goes
-    uint record_capacity;
-    uint reserved;
-    uint64_t counts;             // [node_count] u32 records per node (entry_rank.comp)
+    uint64_t status;       // host-visible status words (0: none)
 } pc;
 
-void main() {
+// Records each invocation takes per round of the scan.
+const uint PER_INVOCATION = 4u;
+
+shared uint launched;      // running total of level 0's launched workgroups
+shared uint plan_status;   // the entry status, with what this pass raises
+shared uint dynamic_count; // dynamic-grid nodes of the current chunk
+shared uint dynamic_nodes[SCAN_SIZE];
+
+uint grid_component(uint64_t payload, uint offset, uint bytes, uint index) {
+    uint at = offset + index * bytes;
+    uint word = Words(payload + uint64_t(at & ~3u)).w[0];
+    return bytes == 2u ? ((word >> ((at & 2u) * 8u)) & 0xffffu) : word;
+}
+
+// Workgroups of the record at `payload` (components past grid_components
+// count 1), as the kernels' enqueue reads them.
+uint grid_size(NodeScheduleRef s, uint64_t payload) {
+    uint groups = 1u;
+    for (uint c = 0u; c < 3u; ++c) {
+        groups *= c < s.grid_components ? grid_component(payload, s.grid_offset, s.grid_bytes, c) : 1u;
+    }
+    return groups;
+}
+
+bool reads_own_dynamic_grid(NodeScheduleRef s) {
+    return s.mode == SCHEDULE_DYNAMIC && s.share_base == 0u;
+}
+
+// Phase 1 for node n (the whole workgroup, in uniform control flow): its
+// grid entries; its workgroups go to its dispatch's workgroup_count.
+void grid_entries(GraphContextRef ctx, uint n) {
     uint t = gl_LocalInvocationIndex;
-    uint node_count = pc.ctx.node_count;
-    uint capacity = pc.record_capacity;
-    Words counts = Words(pc.counts);
+    NodeScheduleRef s = NodeScheduleRef(ctx.schedules)[n];
+    uint count = Words(ctx.entry_counts).w[n];
+    uint node_count = ctx.node_count;
+    uint tag = ctx.tag;
+    uint per_frame = max(s.per_frame, 1u);
+    uint record_stride = s.input_stride;
+    bool stored = (s.flags & SCHEDULE_FLAG_FRAMELESS) == 0u;
+    uint entries_per_frame = ((1u << ctx.frame_shift) - 4u) / 8u;
+    uint raised = 0u;
+    // Frames an invocation looked up last (its records are consecutive).
+    uint record_k = 0xffffffffu;
+    uint record_slot = NO_FRAME;
+    uint entry_k = 0xffffffffu;
+    uint entry_slot = NO_FRAME;
     uint running_total = 0u;
-    for (uint chunk = 0u; chunk < node_count; chunk += SCAN_SIZE) {
-        uint n = chunk + t;
-        uint count = n < node_count ? counts.w[n] : 0u;
+    for (uint chunk = 0u; chunk < count; chunk += SCAN_SIZE * PER_INVOCATION) {
+        uint first = chunk + t * PER_INVOCATION;
+        uint groups[PER_INVOCATION];
+        uint mine = 0u;
+        for (uint i = 0u; i < PER_INVOCATION; ++i) {
+            uint r = first + i;
+            groups[i] = 0u;
+            if (r >= count || !stored) {
+                continue;
+            }
+            uint k = r / per_frame;
+            if (k != record_k) {
+                record_k = k;
+                uint low;
+                record_slot = frame_key_low(n, k, node_count, low) ? frame_find(ctx, tag, low) : NO_FRAME;
+            }
+            // A record that is not there (entry.comp said why) gets no workgroups.
+            if (record_slot != NO_FRAME) {
+                groups[i] = grid_size(s, frame_address(ctx, record_slot, (r % per_frame) * record_stride));
+            }
+            mine += groups[i];
+        }
         uint chunk_total;
-        uint base = running_total + workgroup_inclusive_scan(count, chunk_total) - count;
-        if (n < node_count) {
-            uint fitting = base >= capacity ? 0u : min(count, capacity - base);
-            NodeDispatchRef d = pc.dispatches[n];
-            write_dispatch(d, pc.schedules[n], n, uint64_t(pc.records) + uint64_t(base) * 16ul, fitting);
-            counts.w[n] = 0u;
+        uint start = running_total + workgroup_inclusive_scan(mine, chunk_total) - mine;
+        for (uint i = 0u; i < PER_INVOCATION; ++i) {
+            uint r = first + i;
+            if (r >= count) {
+                break;
+            }
+            uint k = r / entries_per_frame;
+            if (k != entry_k) {
+                entry_k = k;
+                uint low;
+                if (frame_key_low(node_count + n, k, node_count, low)) {
+                    entry_slot = frame_claim(ctx, tag, low);
+                    raised |= entry_slot == NO_FRAME ? STATUS_PAYLOAD_OVERFLOW : 0u;
+                } else {
+                    entry_slot = NO_FRAME;
+                    raised |= STATUS_FRAME_RANGE;
+                }
+            }
+            if (entry_slot != NO_FRAME) {
+                GridEntryRef e = GridEntryRef(frame_address(ctx, entry_slot, 8u * (r % entries_per_frame)));
+                e.start = start;
+                e.rank = r;
+            }
+            start += groups[i];
         }
         running_total += chunk_total;
     }
-    copy_shared_slices(pc.dispatches, pc.schedules, node_count);
+    if (raised != 0u) {
+        atomicOr(plan_status, raised);
+    }
+    if (t == 0u) {
+        NodeDispatchRef(ctx.dispatches0)[n].workgroup_count = running_total;
+    }
+}
+
+void main() {
+    GraphContextRef ctx = pc.ctx;
+    uint t = gl_LocalInvocationIndex;
+    uint node_count = ctx.node_count;
+    Words counts = Words(ctx.entry_counts);
+    NodeScheduleRef schedules = NodeScheduleRef(ctx.schedules);
+    NodeDispatchRef dispatches = NodeDispatchRef(ctx.dispatches0);
+    if (t == 0u) {
+        launched = 0u;
+        plan_status = counts.w[node_count];
+    }
+    // Phase 1: the dynamic-grid nodes of each chunk of SCAN_SIZE nodes are
+    // listed, then scanned one after the other by the whole workgroup.
+    for (uint chunk = 0u; chunk < node_count; chunk += SCAN_SIZE) {
+        if (t == 0u) {
+            dynamic_count = 0u;
+        }
+        barrier();
+        uint n = chunk + t;
+        if (n < node_count && reads_own_dynamic_grid(schedules[n])) {
+            dynamic_nodes[atomicAdd(dynamic_count, 1u)] = n;
+        }
+        barrier();
+        uint listed = dynamic_count;
+        for (uint i = 0u; i < listed; ++i) {
+            grid_entries(ctx, dynamic_nodes[i]);
+        }
+        // The next chunk's list overwrites this one.
+        barrier();
+    }
+    // Phase 2 reads the workgroup counts of dynamic-grid bases.
     memoryBarrierBuffer();
     barrier();
     for (uint n = t; n < node_count; n += SCAN_SIZE) {
-        NodeDispatchRef d = pc.dispatches[n];
-        if (pc.schedules[n].mode != SCHEDULE_DYNAMIC && (pc.schedules[n].flags & SCHEDULE_FLAG_MESH) == 0u) {
-            // Disjoint workgroup numbers for the node kernels' done groups.
-            d.workgroup_base = atomicAdd(pc.ctx.launched0, d.indirect_x * d.indirect_y * d.indirect_z);
+        NodeScheduleRef s = schedules[n];
+        NodeDispatchRef d = dispatches[n];
+        uint src = s.share_base != 0u ? s.share_base - 1u : n;
+        uint records = counts.w[src];
+        uint groups = 0u;
+        if (s.mode == SCHEDULE_STATIC) {
+            groups = records * s.static_groups;
+        } else if (s.mode == SCHEDULE_BATCHED) {
+            uint per = max(s.records_per_workgroup, 1u);
+            groups = (records + per - 1u) / per;
+        } else if (s.mode == SCHEDULE_DYNAMIC) {
+            // Written by phase 1 for n itself, or for the base it shares
+            // with (whose entries it reads); a base that is not a dynamic
+            // grid has no entries, as at later levels.
+            groups = reads_own_dynamic_grid(schedules[src]) ? dispatches[src].workgroup_count : 0u;
         }
+        if (!reads_own_dynamic_grid(s)) {
+            d.workgroup_count = groups; // a dynamic-grid base's already is
+        }
+        uvec3 split = split_groups(groups);
+        d.indirect_x = split.x;
+        d.indirect_y = split.y;
+        d.indirect_z = split.z;
+        d.record_count = records;
+        d.mode = RECORDS_FRAMED;
+        d.key_node = src;
+        d.records = 0ul;
+        d.starts = 0ul;
+        d.status = pc.status;
+        // Mesh nodes are drawn, not launched: their workgroups never count done.
+        uint mine = (s.flags & SCHEDULE_FLAG_MESH) != 0u ? 0u : split.x * split.y * split.z;
+        d.workgroup_base = atomicAdd(launched, mine);
     }
+    // Every count has been read (sharers' bases included), the level's total
+    // and the status are final.
+    memoryBarrierBuffer();
     barrier();
+    uint total = launched;
+    uint status = plan_status;
+    for (uint n = t; n < node_count; n += SCAN_SIZE) {
+        NodeDispatchRef d = dispatches[n];
+        d.level_workgroups = total;
+        d.status_in = status;
+        counts.w[n] = 0u;
+    }
     if (t == 0u) {
-        if (running_total > capacity) {
-            atomicOr(pc.ctx.status, STATUS_RECORD_OVERFLOW);
+        counts.w[node_count] = 0u;
+        if (pc.status != 0ul) {
+            Words words = Words(pc.status);
+            words.w[0] = status;
+            words.w[STATUS_WORDS - 1u] = status;
         }
-        Words(pc.level_status).w[0] = pc.ctx.status;
     }
 }

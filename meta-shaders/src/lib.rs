@@ -1,6 +1,7 @@
 //! The layer's meta compute shaders, which build level 0 of a graph dispatch
-//! whose inputs are in device memory (`vkCmdDispatchGraphIndirect*AMDX`);
-//! between levels nothing runs but the node kernels (see
+//! whose inputs are in device memory (`vkCmdDispatchGraphIndirect*AMDX`):
+//! `entry.comp` puts the records in their nodes' frames, `plan.comp` sizes
+//! the launches; between levels nothing runs but the node kernels (see
 //! `spirv_lowering::abi`). GLSL sources in `glsl/`, compiled with
 //! `glslangValidator -V --target-env vulkan1.2` and committed as `.spv` next
 //! to them (`glsl/compile.sh` recompiles). They reach scratch memory
@@ -31,89 +32,60 @@ macro_rules! shader {
 }
 
 shader!(
-    /// `plan.comp`: record slices, dispatch arguments and counter resets of
-    /// level 0 of an indirect graph dispatch.
+    /// `entry.comp`: checks GPU-read entry infos and copies their payloads,
+    /// by rank, into their nodes' frames.
+    ENTRY, "../glsl/entry.spv"
+);
+shader!(
+    /// `plan.comp`: level 0's dispatch arguments, dynamic grids' entries and
+    /// counter resets, after `entry.comp`.
     PLAN, "../glsl/plan.spv"
-);
-shader!(
-    /// `gridscan.comp`: workgroup prefix sums of dynamic-grid broadcast nodes.
-    GRIDSCAN, "../glsl/gridscan.spv"
-);
-shader!(
-    /// `entry_rank.comp`: checks GPU-read entry infos and reserves their records' places.
-    ENTRY_RANK, "../glsl/entry_rank.spv"
-);
-shader!(
-    /// `entry_records.comp`: lists GPU-read entry payloads in their nodes' record slices.
-    ENTRY_RECORDS, "../glsl/entry_records.spv"
 );
 
 /// Every meta shader with its source file name, for tests and tools.
-pub const ALL: [(&str, &[u32]); 4] =
-    [("plan", &PLAN), ("gridscan", &GRIDSCAN), ("entry_rank", &ENTRY_RANK), ("entry_records", &ENTRY_RECORDS)];
+pub const ALL: [(&str, &[u32]); 2] = [("entry", &ENTRY), ("plan", &PLAN)];
 
-/// Workgroup size of `entry_rank.comp` and `entry_records.comp`.
+/// Workgroup size of `entry.comp` (one workgroup copies one info's payloads at a time).
 pub const ENTRY_WORKGROUP: u32 = 64;
+/// Workgroup size of `plan.comp` (dispatched with one workgroup).
+pub const PLAN_WORKGROUP: u32 = 256;
 
 pub use spirv_lowering::abi::{
     NodeSchedule, SCHEDULE_BATCHED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_API_ENTRY, SCHEDULE_STATIC, STATUS_INVALID_ENTRY,
     STATUS_RECORD_OVERFLOW,
 };
 
-/// Push constants of `plan.comp`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PlanPush {
-    pub ctx: u64,
-    pub dispatches: u64,
-    pub schedules: u64,
-    pub records: u64,
-    /// Where to leave `GraphContext.status` as it stands after this pass
-    /// (the first status word, so the host can tell where a problem began).
-    pub level_status: u64,
-    pub record_capacity: u32,
-    pub reserved: u32,
-    /// Device address of `[u32; node_count]`: records per node (`entry_rank.comp`).
-    pub counts: u64,
-}
-
-/// Push constants of `entry_rank.comp` and `entry_records.comp`.
+/// Push constants of `entry.comp`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EntryPush {
+    /// The graph context (every table, the frame pool, the tag of level 0).
     pub ctx: u64,
-    pub dispatches: u64,
-    pub schedules: u64,
     /// Device address of a `VkDispatchGraphCountInfoAMDX`, or 0 when the
     /// next three fields come from the host.
     pub count_info: u64,
     pub infos: u64,
     pub info_stride: u64,
     pub count: u32,
-    /// Infos the rank array holds (more are ignored).
-    pub rank_capacity: u32,
-    /// Device address of one (node slot, rank) pair of `u32` per info.
-    pub ranks: u64,
-    /// As [`PlanPush::counts`].
-    pub counts: u64,
+    /// Zero.
+    pub reserved: u32,
 }
 
-/// Push constants of `gridscan.comp` (dispatched with one workgroup per node slot).
+/// Push constants of `plan.comp`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GridscanPush {
-    pub dispatches: u64,
-    pub schedules: u64,
-    /// The graph context (its level-0 launch count grows by each node's groups).
+pub struct PlanPush {
+    /// The graph context.
     pub ctx: u64,
+    /// Device address of the dispatch's host-visible status words (0: none):
+    /// the status after the inputs goes to word 0, and to every level-0
+    /// `NodeDispatch` (`status`, `status_in`).
+    pub status: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<EntryPush>() == 72);
-const _: () = assert!(core::mem::offset_of!(EntryPush, ranks) == 56);
-const _: () = assert!(core::mem::offset_of!(EntryPush, counts) == 64);
-const _: () = assert!(core::mem::size_of::<PlanPush>() == 56);
-const _: () = assert!(core::mem::offset_of!(PlanPush, counts) == 48);
-const _: () = assert!(core::mem::size_of::<GridscanPush>() == 24);
+const _: () = assert!(core::mem::size_of::<EntryPush>() == 40);
+const _: () = assert!(core::mem::offset_of!(EntryPush, count) == 32);
+const _: () = assert!(core::mem::size_of::<PlanPush>() == 16);
 
 /// Splits `groups` linear workgroups over x and y as `split_groups` in
 /// `common.glsl` does (65535 per dimension, fewer than y groups wasted).

@@ -1,4 +1,4 @@
-//! The kernel <-> runtime ABI, version 3: the one definition the runtime (the
+//! The kernel <-> runtime ABI, version 4: the one definition the runtime (the
 //! layer) and the meta shaders mirror. Everything is little-endian and reached
 //! through 64-bit device addresses (`PhysicalStorageBuffer64`).
 //!
@@ -11,93 +11,107 @@
 //! otherwise it declares a new `Block` struct whose members sit at those
 //! offsets. The lowering fails cleanly when the application's block reaches
 //! past `push_offset`, when `push_offset` is not a multiple of 8, or when
-//! `push_offset + 24` exceeds `LowerOptions::max_push_constants_size`. Push
-//! constants (not an extra descriptor set) because they need no descriptor
-//! pool, set layout or binding slot (lavapipe has 8 sets, and apps may use
-//! them all), and two addresses and two words are all a kernel needs.
+//! `push_offset + 24` exceeds `LowerOptions::max_push_constants_size`.
 //!
-//! # Scratch layout (all inside the application's scratch buffer)
-//! * one [`GraphContext`] per graph dispatch;
-//! * per node two [`NodeDispatch`]es (level parity 0 and 1; the
-//!   `vkCmdDispatchIndirect` arguments come first) and two `u64` counters
-//!   (records in the low word, dynamic-grid workgroups in the high word) of
-//!   the records enqueued for it at a level of that parity;
-//! * per node a [`NodeSchedule`] (how its launches are sized), a
-//!   [`NodeInfo`], its [`OutputLink`]s and the `u32` slot tables they point to;
-//! * the payload ring: two halves; a level of parity p allocates its outputs
-//!   in half p (the next level reads them there). Every allocation is one
-//!   [`AllocHeader`] followed by `count` records of `record_stride` bytes;
-//!   sizes are rounded up to [`ALLOC_ALIGN`];
-//! * the record index: a hash table of [`IndexSlot`]s mapping (level tag,
-//!   node, rank) to a record's payload (see below);
-//! * the sink: `max(16 + NodeMaxPayloadsAMDX * record_stride)` bytes over all
-//!   outputs of the graph; failed and empty allocations point into it. Its
-//!   header, written at scratch initialisation, reads "no node, no records";
-//!   kernels never write it (their records after it are never read back).
+//! # Records stored per node, in frames
+//! A record enqueued for node `n` at a level gets a *rank*: its number among
+//! the records of `n` at that level, from one atomic on `n`'s rank counter
+//! when it is allocated (one per subgroup and target where the device has
+//! subgroup operations). The payload is written where its consumer reads
+//! it, found from (node, rank) alone: rank `r` lives in *frame* `r / P` of
+//! `n`, at record `r % P`, where `P` is the records a frame of `n` holds
+//! ([`FrameGeometry`]). Frames are `1 << frame_shift` bytes of one pool in
+//! scratch, found through a hash table of [`frame keys`](frame_key): the key
+//! of (level tag, namespace, frame number) sits in the table slot whose
+//! index is also the frame's index in the pool, so claiming a frame is one
+//! compare-and-swap of its key and everyone who asks for the same frame gets
+//! the same one without waiting for anybody. A slot is free when its tag is
+//! neither the tag the level reads (`GraphContext::tag`) nor the one it
+//! writes (`tag + 1`): the frames of earlier levels and dispatches need no
+//! clearing. A consumer finds its record with the same hash and (almost
+//! always) one probe.
+//!
+//! An allocation of `c` records must be contiguous; when its ranks run past
+//! the frame's `P` records they go on into the frame's *tail* (`tail` more
+//! records after the `P`), and the allocation that holds a frame's last rank
+//! writes how far it ran into the tail in the frame's last word. A consumer
+//! of one of the first `tail` ranks of frame `k` looks there first.
+//!
+//! Targets whose records carry more than their payload (recursion levels, or
+//! the count of an allocation its producer may ask for later: see
+//! [`FrameGeometry::meta`]) keep one `u32` per record after the records.
+//! Broadcast targets whose grid comes from the payload also get, when a
+//! record is enqueued, a [`GridEntry`] (the first workgroup of its grid and
+//! its rank) in enqueue order, in frames of namespace `node_count + n`: the
+//! entries' workgroup starts grow with their number, so a workgroup finds its
+//! record by binary search.
 //!
 //! # Execution model: one dispatch per node and one barrier per level
-//! No pass runs between two levels. `OpEnqueueNodePayloadsAMDX` numbers the
-//! records it enqueues for their target node (one 64-bit atomic on the
-//! target's counter, so dynamic-grid workgroup offsets come in the same
-//! order) and publishes each in the record index under the key
-//! (`GraphContext::tag` + 1, node, rank). The node kernels of the next level
-//! find record `i` of their node by looking up (tag, node, i). Every
-//! workgroup, when done, counts itself in its done group (linear workgroup id
-//! plus `NodeDispatch::workgroup_base`, modulo [`DONE_GROUPS`]); the workgroup that completes a group resets the
-//! group's counter (scratch initialisation zeroes them, and every level
-//! leaves them at zero) and counts the group in `GraphContext::done`; the last
+//! No pass runs between two levels. Every workgroup, when done, counts itself
+//! in its done group (linear workgroup id plus `NodeDispatch::workgroup_base`,
+//! modulo [`DONE_GROUPS`]); the workgroup that completes a group resets the
+//! group's counter and counts the group in `GraphContext::done`; the last
 //! workgroup of a level (`done` reaching the number of groups that had
-//! workgroups, `min(launched, DONE_GROUPS)`) is the *finisher*: it
-//! turns the counters into the next level's [`NodeDispatch`]es, resets what
-//! the next level counts with, and advances the tag. (One counter for every
-//! workgroup would serialize a level of two million small workgroups on one
-//! address: about a millisecond on an H100.) A group with a single
-//! workgroup (every group of a level of at most [`DONE_GROUPS`]) is
-//! complete without its counter. Level 0 of a dispatch is
-//! written by the host or the entry meta passes, in list mode (a
-//! [`RecordRef`] per record).
+//! workgroups, `min(level_workgroups, DONE_GROUPS)`) is the *finisher*: it
+//! turns the rank counters into the next level's [`NodeDispatch`]es, clears
+//! what this level counted with (so that every counter, done counter and
+//! status word is zero again when a dispatch ends: the next dispatch starts
+//! without any transfer), advances the tag, and writes the status after this
+//! level straight into the host-visible words `NodeDispatch::status` names.
+//! (One counter for every workgroup would serialize a level of two million
+//! small workgroups on one address: about a millisecond on an H100.) A group
+//! with a single workgroup is complete without its counter, and a level of
+//! one workgroup needs no `done` count at all.
 //!
-//! # Record index
-//! Linear probing from `hash(node, rank) & index_mask`, at most
-//! [`INDEX_MAX_PROBES`] slots. A slot is claimed by a compare-and-swap of its
-//! `tag` word from any value other than the tags live at that moment (the
-//! records being read, tag `t`, and those being published, `t + 1`); stale
-//! slots of earlier levels and dispatches need no clearing. Tags are 32 bits
-//! and grow by one a level, so a stale slot can only be mistaken for a live
-//! one after 2^32 levels.
+//! Level 0 of a host dispatch reads its records where the host put them
+//! ([`RECORDS_CONTIGUOUS`]: the payloads side by side at the node's input
+//! stride, in the layer's staging memory); level 0 of an indirect dispatch
+//! and every later level read frames ([`RECORDS_FRAMED`]).
+//!
+//! # Scratch layout (all inside the application's scratch buffer)
+//! * one [`GraphContext`];
+//! * per node two [`NodeDispatch`]es (level parity 0 and 1; the
+//!   `vkCmdDispatchIndirect` arguments come first), per parity a `u32` rank
+//!   counter and a `u64` grid counter (entries in the low word, dynamic-grid
+//!   workgroups in the high word) per node, [`COUNTER_STRIDE_BYTES`] apart;
+//! * per node a [`NodeSchedule`], a [`NodeInfo`], its [`OutputLink`]s and the
+//!   `u32` slot tables they point to;
+//! * the frame pool and its keys (`u64` each);
+//! * the sink: where failed allocations point (sized for the largest
+//!   allocation of the graph); never read back.
 
 use core::mem::{offset_of, size_of};
 
 /// ABI version; bump on any layout change.
-pub const ABI_VERSION: u32 = 3;
-/// Alignment of every allocation in the payload ring.
-pub const ALLOC_ALIGN: u32 = 16;
+pub const ABI_VERSION: u32 = 4;
 /// `OutputLink.slots` entry for "no node at this index".
 pub const NO_NODE: u32 = 0xFFFF_FFFF;
-/// `GraphContext.status` bit: the payload ring overflowed.
+/// Status bit: no frame was free for records within [`FRAME_MAX_PROBES`]
+/// (their ranks were taken, so later levels stop: the records are lost).
 pub const STATUS_PAYLOAD_OVERFLOW: u32 = 1 << 0;
-/// `GraphContext.status` bit: the record index had no free slot within
-/// [`INDEX_MAX_PROBES`] (the record was dropped; later levels stop).
-pub const STATUS_INDEX_OVERFLOW: u32 = 1 << 1;
-/// `GraphContext.status` bit: an allocation named a missing node or index.
+/// Status bit: a frame number or key did not fit its 32 bits (records lost).
+pub const STATUS_FRAME_RANGE: u32 = 1 << 1;
+/// Status bit: an allocation named a missing node or index.
 pub const STATUS_INVALID_NODE: u32 = 1 << 2;
-/// `GraphContext.status` bit: a self-enqueue with no recursion levels left.
+/// Status bit: a self-enqueue with no recursion levels left.
 pub const STATUS_RECURSION_LIMIT: u32 = 1 << 3;
-/// `GraphContext.status` bit: an allocation asked for more than NodeMaxPayloadsAMDX.
+/// Status bit: an allocation asked for more than NodeMaxPayloadsAMDX.
 pub const STATUS_TOO_MANY_PAYLOADS: u32 = 1 << 4;
-/// `GraphContext.status` bit (meta passes): more level-0 records than the record list holds.
+/// Status bit (meta passes): more level-0 records than frames hold.
 pub const STATUS_RECORD_OVERFLOW: u32 = 1 << 5;
-/// `GraphContext.status` bit (meta passes): an entry info named a node out
-/// of range or one that is not an API entry (the info is dropped).
+/// Status bit (meta passes): an entry info named a node out of range or one
+/// that is not an API entry (the info is dropped).
 pub const STATUS_INVALID_ENTRY: u32 = 1 << 6;
 /// Status bits after which later levels do not run (records went missing).
-pub const STATUS_FATAL: u32 = STATUS_INDEX_OVERFLOW | STATUS_RECORD_OVERFLOW;
-/// `AllocHeader.flags` bit: the allocation has Workgroup visibility.
-pub const ALLOC_FLAG_WORKGROUP: u32 = 1;
-/// [`NodeDispatch::mode`]: records are listed as [`RecordRef`]s at `records`.
-pub const RECORDS_LISTED: u32 = 0;
-/// [`NodeDispatch::mode`]: records are found in the record index.
-pub const RECORDS_INDEXED: u32 = 1;
+pub const STATUS_FATAL: u32 = STATUS_PAYLOAD_OVERFLOW | STATUS_FRAME_RANGE | STATUS_RECORD_OVERFLOW;
+/// Status words a dispatch leaves for the host at `NodeDispatch::status`:
+/// word 0 after its inputs, word `d + 1` after level `d` (up to the 32
+/// levels a graph may have), the last one the final status.
+pub const STATUS_WORDS: u32 = 34;
+/// [`NodeDispatch::mode`]: the records lie side by side at `records`.
+pub const RECORDS_CONTIGUOUS: u32 = 0;
+/// [`NodeDispatch::mode`]: the records are in frames (see the module doc).
+pub const RECORDS_FRAMED: u32 = 1;
 /// Groups the workgroups of a level are counted done in (see the module doc).
 pub const DONE_GROUPS: u32 = 64;
 /// Words between two done-group counters: 256 bytes, so that they fall in
@@ -105,9 +119,20 @@ pub const DONE_GROUPS: u32 = 64;
 pub const DONE_GROUP_STRIDE_WORDS: u32 = 64;
 /// Bytes of the done-group counters of both parities.
 pub const DONE_GROUPS_BYTES: u64 = 2 * DONE_GROUPS as u64 * DONE_GROUP_STRIDE_WORDS as u64 * 4;
+/// Slots a frame lookup or claim probes at most.
+pub const FRAME_MAX_PROBES: u32 = 256;
+/// Bytes between two nodes' rank counters (and grid counters) of a parity:
+/// counters in one cache line are served one after another by one L2
+/// slice, and every producer of a level counts on them at once (64 bins'
+/// counters side by side made classify's 4M records queue on two lines:
+/// 0.8 ms on an H200).
+pub const COUNTER_STRIDE_BYTES: u32 = 256;
+/// Frames are at least this many bytes (see [`FrameGeometry::frame_shift_for`]).
+pub const MIN_FRAME_BYTES: u32 = 4096;
+/// The tag scratch initialisation starts from: tags 0 and 1 are never live,
+/// so that zeroed keys read as free.
+pub const FIRST_TAG: u32 = 2;
 
-/// Slots a lookup or an insertion into the record index probes at most.
-pub const INDEX_MAX_PROBES: u32 = 256;
 /// [`NodeSchedule::mode`]: broadcast with a static grid.
 pub const SCHEDULE_STATIC: u32 = 0;
 /// [`NodeSchedule::mode`]: broadcast with the grid in the payload.
@@ -119,20 +144,96 @@ pub const SCHEDULE_FLAG_API_ENTRY: u32 = 1;
 /// [`NodeSchedule::flags`]: a mesh node. Its [`NodeDispatch`] is written like
 /// any other (the `indirect` words are `VkDrawMeshTasksIndirectCommandEXT`'s
 /// layout too), but its workgroups are not among a level's launched ones:
-/// the runtime draws them before the level's compute dispatches, and they
-/// never count a level done.
+/// the runtime draws them, and they never count a level done.
 pub const SCHEDULE_FLAG_MESH: u32 = 2;
+/// [`NodeSchedule::flags`]: the node's frames keep a `u32` per record
+/// ([`FrameGeometry::meta`]).
+pub const SCHEDULE_FLAG_META: u32 = 4;
+/// [`NodeSchedule::flags`]: the node's records have no bytes to keep: they
+/// are counted, never stored ([`FrameGeometry::frameless`]).
+pub const SCHEDULE_FLAG_FRAMELESS: u32 = 8;
 
-/// The record index's hash of (node, rank): a 32-bit finaliser (MurmurHash3's
-/// `fmix32`) of `rank ^ node * 0x9E3779B9`, so the ranks of one node spread
-/// over the table. The kernels compute the same.
-pub fn index_hash(node: u32, rank: u32) -> u32 {
-    let mut h = rank ^ node.wrapping_mul(0x9E37_79B9);
+/// A 32-bit finaliser (MurmurHash3's `fmix32`).
+pub fn fmix32(mut h: u32) -> u32 {
     h ^= h >> 16;
     h = h.wrapping_mul(0x85EB_CA6B);
     h ^= h >> 13;
     h = h.wrapping_mul(0xC2B2_AE35);
     h ^ (h >> 16)
+}
+
+/// The low word of a frame key: frame `k` of namespace `ns` (a node's
+/// records: its slot; its grid entries: `node_count + slot`), with
+/// `namespaces = 2 * node_count`. `None` when it does not fit 32 bits.
+pub fn frame_key_low(ns: u32, k: u32, namespaces: u32) -> Option<u32> {
+    k.checked_mul(namespaces)?.checked_add(ns)
+}
+
+/// The full key of a frame: the level tag in the high word.
+pub fn frame_key(tag: u32, low: u32) -> u64 {
+    (u64::from(tag) << 32) | u64::from(low)
+}
+
+/// The slot a key's probe sequence starts at, of `frame_count`: the tag is
+/// hashed in, so that one node's frames of consecutive levels do not probe
+/// the same slots. The kernels compute the same.
+pub fn frame_home(tag: u32, low: u32, frame_count: u32) -> u32 {
+    let h = fmix32(low ^ tag.wrapping_mul(0x9E37_79B9));
+    ((u64::from(h) * u64::from(frame_count)) >> 32) as u32
+}
+
+/// How one node's records sit in its frames (the same for every producer
+/// and the consumer; the runtime decides it when the graph is linked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FrameGeometry {
+    /// Bytes between records (the consumer's input stride).
+    pub stride: u32,
+    /// Records a frame holds by rank (`P`).
+    pub per_frame: u32,
+    /// Records an allocation may run past `P` into the frame (the largest
+    /// allocation into the node, less one).
+    pub tail: u32,
+    /// A `u32` per record after the records: the recursion levels left
+    /// (low 16 bits) and, on an allocation's first record, its count
+    /// (high 16 bits).
+    pub meta: bool,
+    /// Nothing is stored: the records are empty and carry no meta word.
+    pub frameless: bool,
+}
+
+impl FrameGeometry {
+    /// Bytes of a frame's records (by rank and tail).
+    pub fn records_bytes(&self) -> u32 {
+        (self.per_frame + self.tail) * self.stride
+    }
+
+    /// Offset of the meta words in a frame.
+    pub fn meta_offset(&self) -> u32 {
+        self.records_bytes()
+    }
+
+    /// Bytes of a frame this geometry uses, the tail word included.
+    pub fn bytes(&self) -> u32 {
+        self.records_bytes() + if self.meta { 4 * (self.per_frame + self.tail) } else { 0 } + 4
+    }
+
+    /// The geometry of records of `stride` bytes in frames of `1 << shift`
+    /// bytes, allocations of at most `max_count` records.
+    pub fn new(stride: u32, max_count: u32, meta: bool, frameless: bool, shift: u32) -> FrameGeometry {
+        let slot = stride + if meta { 4 } else { 0 };
+        let fits = ((1u32 << shift) - 4) / slot.max(1);
+        let tail = max_count.max(1) - 1;
+        FrameGeometry { stride, per_frame: fits.saturating_sub(tail), tail, meta, frameless }
+    }
+
+    /// The smallest frame shift (at least [`MIN_FRAME_BYTES`]) at which a
+    /// frame holds as many records by rank as the largest allocation, so that
+    /// an allocation runs into at most one tail.
+    pub fn frame_shift_for(stride: u32, max_count: u32, meta: bool) -> u32 {
+        let slot = u64::from(stride + if meta { 4 } else { 0 });
+        let need = (2 * u64::from(max_count.max(1)) - 1) * slot + 4;
+        need.max(u64::from(MIN_FRAME_BYTES)).next_power_of_two().trailing_zeros()
+    }
 }
 
 /// The push-constant member block of every lowered kernel.
@@ -150,8 +251,8 @@ pub struct NodePush {
 }
 
 /// Per node and level parity: how the node runs at a level. Written by the
-/// host or the entry passes (level 0, listed records) and by the finisher of
-/// the level before (indexed records).
+/// host (level 0 of a host dispatch, in staging memory), the entry passes
+/// (level 0 of an indirect dispatch) and by the finisher of the level before.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeDispatch {
@@ -163,66 +264,63 @@ pub struct NodeDispatch {
     pub record_count: u32,
     /// Number of this launch's first workgroup among all the workgroups
     /// launched at the level (every launch of a level gets a disjoint range
-    /// in `[0, GraphContext::launched)`): the workgroups' done groups.
+    /// in `[0, level_workgroups)`): the workgroups' done groups.
     pub workgroup_base: u32,
-    /// [`RECORDS_LISTED`] or [`RECORDS_INDEXED`].
+    /// Workgroups launched at this level by all its launches.
+    pub level_workgroups: u32,
+    /// [`RECORDS_CONTIGUOUS`] or [`RECORDS_FRAMED`].
     pub mode: u32,
     /// Whose records the node reads: its own slot, or for a
     /// `SharesInputWithAMDX` node its base node's.
     pub key_node: u32,
-    /// Listed: device address of `[RecordRef; record_count]`.
+    /// Status bits raised before this level that the finisher of level 0
+    /// starts from (the entry passes' findings); 0 at later levels.
+    pub status_in: u32,
+    /// Contiguous: device address of record 0 (records at the input stride).
     pub records: u64,
-    /// Indexed: the ring half the records' payload offsets count from.
-    pub input_base: u64,
+    /// Contiguous, dynamic grids: device address of a `u32` per record, the
+    /// first workgroup of its grid (an exclusive prefix sum).
+    pub starts: u64,
+    /// Device address of the dispatch's [`STATUS_WORDS`] host-visible status
+    /// words (0: none), passed on from level to level.
+    pub status: u64,
 }
 
-/// One input record of a node at level 0 (listed records).
+/// One slot of a dynamic-grid node's grid entries (see the module doc).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RecordRef {
-    /// Address of the payload bytes (the app's memory or a copy).
-    pub payload: u64,
-    /// Dynamic-grid broadcast only: exclusive prefix sum of the grid sizes of
-    /// this node's records, in list order.
-    pub workgroup_start: u32,
-    /// `RemainingRecursionLevelsAMDX` for this record.
-    pub remaining_recursion: u32,
-}
-
-/// One slot of the record index (see the module doc).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct IndexSlot {
-    /// Level tag of the record (claimed by compare-and-swap).
-    pub tag: u32,
-    /// Target node slot.
-    pub node: u32,
-    /// The record's number among its node's records at that level.
+pub struct GridEntry {
+    /// The first workgroup of the record's grid among the node's workgroups.
+    pub start: u32,
+    /// The record's rank.
     pub rank: u32,
-    /// Byte offset of the payload from the producing level's ring half.
-    pub offset: u32,
-    /// Dynamic-grid targets: exclusive prefix sum of the grid sizes in rank order.
-    pub workgroup_start: u32,
-    /// `RemainingRecursionLevelsAMDX` for this record.
-    pub remaining_recursion: u32,
 }
 
 /// One per graph dispatch.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GraphContext {
-    /// Base of each payload ring half (a level of parity p allocates in half p).
-    pub ring: [u64; 2],
-    /// Atomic bump pointers (bytes) into each half.
-    pub ring_top: [u32; 2],
-    /// Bytes in each half.
-    pub ring_capacity: u32,
+    /// Device address of the frame pool.
+    pub pool: u64,
+    /// Device address of the frame keys (`u64` per frame).
+    pub keys: u64,
+    /// Frames in the pool.
+    pub frame_count: u32,
+    /// log2 of a frame's bytes.
+    pub frame_shift: u32,
     /// Number of node slots.
     pub node_count: u32,
-    /// Device address of `[u64; node_count]` per parity: records enqueued for
-    /// each node at a level of that parity (low word), and the workgroups of
-    /// their dynamic grids (high word).
-    pub counts: [u64; 2],
+    /// Tag of the frames the current level reads (it writes `tag + 1`); kept
+    /// across dispatches: the host never writes it after scratch initialisation.
+    pub tag: u32,
+    /// Device address of the `u32` rank counters of a parity: records
+    /// allocated for each node at a level of that parity (their ranks),
+    /// node `n`'s at byte `n * COUNTER_STRIDE_BYTES`.
+    pub rank_counts: [u64; 2],
+    /// Device address of the `u64` grid counters of a parity: grid entries
+    /// (low word) and dynamic-grid workgroups (high word) enqueued for each
+    /// node, node `n`'s at byte `n * COUNTER_STRIDE_BYTES`.
+    pub grid_counts: [u64; 2],
     /// Device address of `[NodeDispatch; node_count]` per parity.
     pub dispatches: [u64; 2],
     /// Device address of `[NodeSchedule; node_count]`.
@@ -233,27 +331,25 @@ pub struct GraphContext {
     pub nodes: u64,
     /// Device address of the sink (see the module doc).
     pub sink: u64,
-    /// Device address of `[IndexSlot; index_mask + 1]`.
-    pub index: u64,
-    /// Index capacity - 1 (a power of two minus one).
-    pub index_mask: u32,
-    /// Atomic `STATUS_*` flags.
-    pub status: u32,
+    /// `STATUS_*` bits raised by the kernels of a level of parity p (atomic;
+    /// the level's finisher takes and clears them).
+    pub status: [u32; 2],
     /// Workgroups of a level of parity p that have finished (atomic).
     pub done: [u32; 2],
-    /// Workgroups launched at the current level of parity p.
-    pub launched: [u32; 2],
-    /// Device address of the status words: word d + 1 is the status after level d.
-    pub level_status: u64,
-    /// Tag of the records the current level reads (see the module doc). Kept
-    /// across dispatches: the host never writes it after scratch initialisation.
-    pub tag: u32,
+    /// The status of the dispatch up to the last level that finished.
+    pub carried: u32,
     /// Zero.
     pub _reserved: u32,
     /// Device address of the done-group counters: per parity p,
     /// [`DONE_GROUPS`] `u32` counters, counter g at word
     /// `(p * DONE_GROUPS + g) * DONE_GROUP_STRIDE_WORDS` (see the module doc).
     pub done_groups: u64,
+    /// Device address of `[u32; node_count + 1]`: the entry passes' rank
+    /// counters, then their status word.
+    pub entry_counts: u64,
+    /// Frames claimed at a level of parity p (atomic; for the `statistics`
+    /// setting, which reads and clears them: nothing else does).
+    pub claimed: [u32; 2],
 }
 
 /// One per (node, output declared in its SPIR-V), in `NodeShaderInfo::outputs` order.
@@ -281,11 +377,12 @@ pub struct NodeInfo {
     pub max_recursion: u32,
     /// Equal to the slot's own index.
     pub self_slot: u32,
-    /// Zero.
-    pub _reserved: u32,
+    /// The node's index (what its `ShaderIndexAMDX` reads), so that the
+    /// members of a node array can share one kernel.
+    pub shader_index: u32,
 }
 
-/// How one node's launches are sized (one per node slot, static).
+/// How one node's launches are sized and its records kept (one per node slot, static).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeSchedule {
@@ -308,70 +405,73 @@ pub struct NodeSchedule {
     pub share_base: u32,
     /// `SCHEDULE_FLAG_*`.
     pub flags: u32,
-    /// Zero.
-    pub reserved: u32,
+    /// [`FrameGeometry::per_frame`] of the node's records.
+    pub per_frame: u32,
+    /// [`FrameGeometry::tail`] of the node's records.
+    pub tail: u32,
+    /// Bytes of a record's payload as declared (at most `input_stride`).
+    pub input_size: u32,
 }
 
-/// In front of every allocation (16 bytes; records follow).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AllocHeader {
-    /// Target slot, [`NO_NODE`] when the allocation failed (enqueue is then a no-op).
-    pub node_slot: u32,
-    /// Records allocated.
-    pub count: u32,
-    /// Remaining recursion for the records.
-    pub remaining_recursion: u32,
-    /// `ALLOC_FLAG_*`.
-    pub flags: u32,
+impl NodeSchedule {
+    /// The frame geometry this schedule describes.
+    pub fn geometry(&self) -> FrameGeometry {
+        FrameGeometry {
+            stride: self.input_stride,
+            per_frame: self.per_frame,
+            tail: self.tail,
+            meta: self.flags & SCHEDULE_FLAG_META != 0,
+            frameless: self.flags & SCHEDULE_FLAG_FRAMELESS != 0,
+        }
+    }
 }
 
 const _: () = assert!(size_of::<NodePush>() == 24);
 const _: () = assert!(offset_of!(NodePush, ctx) == 8);
 const _: () = assert!(offset_of!(NodePush, level) == 16);
 const _: () = assert!(offset_of!(NodePush, slot) == 20);
-const _: () = assert!(size_of::<NodeDispatch>() == 48);
+const _: () = assert!(size_of::<NodeDispatch>() == 64);
 const _: () = assert!(offset_of!(NodeDispatch, workgroup_count) == 12);
 const _: () = assert!(offset_of!(NodeDispatch, record_count) == 16);
 const _: () = assert!(offset_of!(NodeDispatch, workgroup_base) == 20);
-const _: () = assert!(offset_of!(NodeDispatch, mode) == 24);
-const _: () = assert!(offset_of!(NodeDispatch, key_node) == 28);
-const _: () = assert!(offset_of!(NodeDispatch, records) == 32);
-const _: () = assert!(offset_of!(NodeDispatch, input_base) == 40);
-const _: () = assert!(size_of::<RecordRef>() == 16);
-const _: () = assert!(offset_of!(RecordRef, workgroup_start) == 8);
-const _: () = assert!(offset_of!(RecordRef, remaining_recursion) == 12);
-const _: () = assert!(size_of::<IndexSlot>() == 24);
-const _: () = assert!(offset_of!(IndexSlot, offset) == 12);
-const _: () = assert!(offset_of!(IndexSlot, remaining_recursion) == 20);
-const _: () = assert!(size_of::<GraphContext>() == 152);
-const _: () = assert!(offset_of!(GraphContext, done_groups) == 144);
-const _: () = assert!(offset_of!(GraphContext, ring_top) == 16);
-const _: () = assert!(offset_of!(GraphContext, ring_capacity) == 24);
-const _: () = assert!(offset_of!(GraphContext, node_count) == 28);
-const _: () = assert!(offset_of!(GraphContext, counts) == 32);
-const _: () = assert!(offset_of!(GraphContext, dispatches) == 48);
-const _: () = assert!(offset_of!(GraphContext, schedules) == 64);
-const _: () = assert!(offset_of!(GraphContext, links) == 72);
-const _: () = assert!(offset_of!(GraphContext, nodes) == 80);
-const _: () = assert!(offset_of!(GraphContext, sink) == 88);
-const _: () = assert!(offset_of!(GraphContext, index) == 96);
-const _: () = assert!(offset_of!(GraphContext, index_mask) == 104);
-const _: () = assert!(offset_of!(GraphContext, status) == 108);
-const _: () = assert!(offset_of!(GraphContext, done) == 112);
-const _: () = assert!(offset_of!(GraphContext, launched) == 120);
-const _: () = assert!(offset_of!(GraphContext, level_status) == 128);
-const _: () = assert!(offset_of!(GraphContext, tag) == 136);
+const _: () = assert!(offset_of!(NodeDispatch, level_workgroups) == 24);
+const _: () = assert!(offset_of!(NodeDispatch, mode) == 28);
+const _: () = assert!(offset_of!(NodeDispatch, key_node) == 32);
+const _: () = assert!(offset_of!(NodeDispatch, status_in) == 36);
+const _: () = assert!(offset_of!(NodeDispatch, records) == 40);
+const _: () = assert!(offset_of!(NodeDispatch, starts) == 48);
+const _: () = assert!(offset_of!(NodeDispatch, status) == 56);
+const _: () = assert!(size_of::<GridEntry>() == 8);
+const _: () = assert!(size_of::<GraphContext>() == 160);
+const _: () = assert!(offset_of!(GraphContext, keys) == 8);
+const _: () = assert!(offset_of!(GraphContext, frame_count) == 16);
+const _: () = assert!(offset_of!(GraphContext, frame_shift) == 20);
+const _: () = assert!(offset_of!(GraphContext, node_count) == 24);
+const _: () = assert!(offset_of!(GraphContext, tag) == 28);
+const _: () = assert!(offset_of!(GraphContext, rank_counts) == 32);
+const _: () = assert!(offset_of!(GraphContext, grid_counts) == 48);
+const _: () = assert!(offset_of!(GraphContext, dispatches) == 64);
+const _: () = assert!(offset_of!(GraphContext, schedules) == 80);
+const _: () = assert!(offset_of!(GraphContext, links) == 88);
+const _: () = assert!(offset_of!(GraphContext, nodes) == 96);
+const _: () = assert!(offset_of!(GraphContext, sink) == 104);
+const _: () = assert!(offset_of!(GraphContext, status) == 112);
+const _: () = assert!(offset_of!(GraphContext, done) == 120);
+const _: () = assert!(offset_of!(GraphContext, carried) == 128);
+const _: () = assert!(offset_of!(GraphContext, done_groups) == 136);
+const _: () = assert!(offset_of!(GraphContext, entry_counts) == 144);
+const _: () = assert!(offset_of!(GraphContext, claimed) == 152);
 const _: () = assert!(size_of::<OutputLink>() == 16);
 const _: () = assert!(offset_of!(OutputLink, slot_count) == 8);
 const _: () = assert!(offset_of!(OutputLink, record_stride) == 12);
 const _: () = assert!(size_of::<NodeInfo>() == 16);
 const _: () = assert!(offset_of!(NodeInfo, max_recursion) == 4);
-const _: () = assert!(size_of::<NodeSchedule>() == 40);
+const _: () = assert!(offset_of!(NodeInfo, shader_index) == 12);
+const _: () = assert!(size_of::<NodeSchedule>() == 48);
 const _: () = assert!(offset_of!(NodeSchedule, input_stride) == 24);
 const _: () = assert!(offset_of!(NodeSchedule, share_base) == 28);
-const _: () = assert!(size_of::<AllocHeader>() == 16);
-const _: () = assert!(offset_of!(AllocHeader, flags) == 12);
+const _: () = assert!(offset_of!(NodeSchedule, per_frame) == 36);
+const _: () = assert!(offset_of!(NodeSchedule, tail) == 40);
 
 /// A field of an ABI struct as the lowering declares it in SPIR-V.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -386,10 +486,20 @@ pub enum Field {
 pub mod spirv_layout {
     use super::Field::{self, *};
     pub const NODE_PUSH: &[(Field, u32)] = &[(U64, 0), (U64, 8), (U32, 16), (U32, 20)];
-    pub const NODE_DISPATCH: &[(Field, u32)] =
-        &[(U32x3, 0), (U32, 12), (U32, 16), (U32, 20), (U32, 24), (U32, 28), (U64, 32), (U64, 40)];
-    pub const RECORD_REF: &[(Field, u32)] = &[(U64, 0), (U32, 8), (U32, 12)];
-    pub const INDEX_SLOT: &[(Field, u32)] = &[(U32, 0), (U32, 4), (U32, 8), (U32, 12), (U32, 16), (U32, 20)];
+    pub const NODE_DISPATCH: &[(Field, u32)] = &[
+        (U32x3, 0),
+        (U32, 12),
+        (U32, 16),
+        (U32, 20),
+        (U32, 24),
+        (U32, 28),
+        (U32, 32),
+        (U32, 36),
+        (U64, 40),
+        (U64, 48),
+        (U64, 56),
+    ];
+    pub const GRID_ENTRY: &[(Field, u32)] = &[(U32, 0), (U32, 4)];
     pub const GRAPH_CONTEXT: &[(Field, u32)] = &[
         (U64, 0),
         (U64, 8),
@@ -406,20 +516,60 @@ pub mod spirv_layout {
         (U64, 80),
         (U64, 88),
         (U64, 96),
-        (U32, 104),
-        (U32, 108),
+        (U64, 104),
         (U32, 112),
         (U32, 116),
         (U32, 120),
         (U32, 124),
-        (U64, 128),
-        (U32, 136),
-        (U32, 140),
+        (U32, 128),
+        (U32, 132),
+        (U64, 136),
         (U64, 144),
+        (U32, 152),
+        (U32, 156),
     ];
     pub const OUTPUT_LINK: &[(Field, u32)] = &[(U64, 0), (U32, 8), (U32, 12)];
     pub const NODE_INFO: &[(Field, u32)] = &[(U32, 0), (U32, 4), (U32, 8), (U32, 12)];
-    pub const NODE_SCHEDULE: &[(Field, u32)] =
-        &[(U32, 0), (U32, 4), (U32, 8), (U32, 12), (U32, 16), (U32, 20), (U32, 24), (U32, 28), (U32, 32), (U32, 36)];
-    pub const ALLOC_HEADER: &[(Field, u32)] = &[(U32, 0), (U32, 4), (U32, 8), (U32, 12)];
+    pub const NODE_SCHEDULE: &[(Field, u32)] = &[
+        (U32, 0),
+        (U32, 4),
+        (U32, 8),
+        (U32, 12),
+        (U32, 16),
+        (U32, 20),
+        (U32, 24),
+        (U32, 28),
+        (U32, 32),
+        (U32, 36),
+        (U32, 40),
+        (U32, 44),
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_leaves_room_for_the_tail_and_the_tail_word() {
+        for (stride, max, meta) in [(8, 1, false), (12, 4, true), (20, 16, false), (128, 256, true), (4, 1, true)] {
+            let shift = FrameGeometry::frame_shift_for(stride, max, meta);
+            let g = FrameGeometry::new(stride, max, meta, false, shift);
+            assert!(g.per_frame >= max, "{stride} {max}: {g:?}");
+            assert!(g.bytes() <= 1 << shift, "{stride} {max}: {} > {}", g.bytes(), 1u32 << shift);
+            assert!(shift >= MIN_FRAME_BYTES.trailing_zeros());
+        }
+    }
+
+    #[test]
+    fn homes_spread_over_the_pool() {
+        let count = 1000;
+        let mut seen = vec![0u32; count as usize];
+        for k in 0..4000 {
+            let low = frame_key_low(3, k, 10).unwrap();
+            seen[frame_home(7, low, count) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n < 16), "no slot takes a crowd");
+        assert!(frame_key_low(5, u32::MAX / 4, 10).is_none());
+    }
 }

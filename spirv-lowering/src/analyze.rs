@@ -88,6 +88,11 @@ pub struct OutputInfo {
     pub track_finish_writing: bool,
     /// Visibilities used by the allocations of this output (sorted, unique).
     pub visibilities: Vec<Visibility>,
+    /// The code asks `OpNodePayloadArrayLengthAMDX` of this output's records
+    /// through a handle that is not an allocation's own result (a variable,
+    /// a phi, a parameter), so the runtime keeps each allocation's count with
+    /// its records.
+    pub length_queried: bool,
 }
 
 /// What the runtime needs to know about one node entry point.
@@ -147,6 +152,10 @@ pub struct EntryFacts {
     pub static_grid_ids: Option<[Word; 3]>,
     /// Every `NodePayloadAMDX` pointer type to a payload array -> that array type.
     pub output_ptr_types: std::collections::HashMap<Word, Word>,
+    /// The `OpAllocateNodePayloadsAMDX` results every invocation of the
+    /// entry function reaches (see `uniform`): their workgroup may count
+    /// their records together.
+    pub uniform_allocations: HashSet<Word>,
 }
 
 /// All node entry point names: GLCompute (compute nodes) and MeshEXT (mesh nodes).
@@ -304,11 +313,14 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
     let mut uses_control_barriers = false;
     let mut ptr_chain_bases: Vec<Word> = vec![];
     let mut visibilities: Vec<(Word, Visibility)> = vec![];
+    let mut allocations: HashSet<Word> = HashSet::new();
+    let mut measured: Vec<Word> = vec![];
     for f in ir.m.functions.iter().filter(|f| fn_id(f).is_some_and(|w| functions.contains(&w))) {
         for i in f.parameters.iter().chain(f.blocks.iter().flat_map(|b| b.instructions.iter())) {
             used.extend(used_ids(i));
             match i.class.opcode {
                 Op::ControlBarrier => uses_control_barriers = true,
+                Op::NodePayloadArrayLengthAMDX => measured.extend(op_id(i, 0)),
                 Op::PtrAccessChain => ptr_chain_bases.push(op_id(i, 0).unwrap_or(0)),
                 Op::AllocateNodePayloadsAMDX => {
                     let scope = op_id(i, 0).and_then(|s| eval_u32(ir, spec, s));
@@ -327,6 +339,7 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
                     if let Some(arr) = i.result_type.and_then(|t| ir.pointer_info(t)).map(|p| p.1) {
                         visibilities.push((arr, vis));
                     }
+                    allocations.extend(i.result_id);
                 }
                 _ => {}
             }
@@ -542,6 +555,7 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             out_types.push(t);
         }
     }
+    let measured_arrays = measured_arrays(ir, &measured, &allocations);
     let shader_index = mode_id(ExecutionMode::ShaderIndexAMDX, 0, "ShaderIndexAMDX")?.map(|x| x.1).unwrap_or(0);
     let max_recursion = mode_id(ExecutionMode::MaxNodeRecursionAMDX, 0, "MaxNodeRecursionAMDX")?.map(|x| x.1);
     let mut outputs = vec![];
@@ -589,6 +603,7 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             record_stride: record_stride(payload_size, scalar_align(ir, s), track).unwrap_or(payload_size),
             track_finish_writing: track,
             visibilities: vis,
+            length_queried: measured_arrays.contains(&t),
         });
     }
     // Whether an output reaches the node itself depends on the final node
@@ -641,7 +656,9 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
         input_needs_contiguous_records,
         mesh,
     };
+    let uniform_allocations = uniform_allocations(ir, entry_fn);
     Ok(EntryFacts {
+        uniform_allocations,
         info,
         entry_fn,
         functions,
@@ -662,6 +679,44 @@ pub fn entry_facts(ir: &Ir, spec: &SpecMap, entry_fn: Word, name: &str) -> Resul
             })
             .collect(),
     })
+}
+
+/// The allocations in the blocks of `entry_fn` that every invocation reaches.
+fn uniform_allocations(ir: &Ir, entry_fn: Word) -> HashSet<Word> {
+    let Some(func) = ir.m.functions.iter().find(|f| fn_id(f) == Some(entry_fn)) else { return HashSet::new() };
+    let reached = crate::uniform::always_reached(func);
+    func.blocks
+        .iter()
+        .filter(|b| b.label.as_ref().and_then(|l| l.result_id).is_some_and(|l| reached.contains(&l)))
+        .flat_map(|b| b.instructions.iter())
+        .filter(|i| i.class.opcode == Op::AllocateNodePayloadsAMDX)
+        .filter_map(|i| i.result_id)
+        .collect()
+}
+
+/// The payload array types whose length is asked through handles that are
+/// not allocation results (`measured` operands, `allocations` results).
+fn measured_arrays(ir: &Ir, measured: &[Word], allocations: &HashSet<Word>) -> HashSet<Word> {
+    let untraced: Vec<Word> = measured.iter().copied().filter(|w| !allocations.contains(w)).collect();
+    if untraced.is_empty() {
+        return HashSet::new();
+    }
+    let types = ir.type_map();
+    untraced
+        .iter()
+        .filter_map(|w| {
+            // A handle's type is a pointer to the array (or, before the
+            // handles pass, a pointer to a variable holding one).
+            let mut t = *types.get(w)?;
+            for _ in 0..3 {
+                if ir.opcode_of(t) == Some(Op::TypeNodePayloadArrayAMDX) {
+                    return Some(t);
+                }
+                t = ir.pointer_info(t)?.1;
+            }
+            None
+        })
+        .collect()
 }
 
 /// `NodePayloadAMDX` variables that the code of entry points other than

@@ -22,10 +22,8 @@ pub struct Abi {
     pub p_v3: Word,
     pub dispatch: Word,
     pub p_dispatch: Word,
-    pub record: Word,
-    pub p_record: Word,
-    pub slot: Word,
-    pub p_slot: Word,
+    pub entry: Word,
+    pub p_entry: Word,
     pub ctx: Word,
     pub p_ctx: Word,
     pub link: Word,
@@ -34,8 +32,6 @@ pub struct Abi {
     pub p_node: Word,
     pub schedule: Word,
     pub p_schedule: Word,
-    pub header: Word,
-    pub p_header: Word,
 }
 
 /// An ABI struct: its SPIR-V id and member table.
@@ -75,14 +71,12 @@ impl Abi {
             let p = ir.t_ptr(psb, s, Some(size));
             (s, p)
         };
-        let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 48);
-        let (record, p_record) = decl(ir, "RecordRef", L::RECORD_REF, 16);
-        let (slot, p_slot) = decl(ir, "IndexSlot", L::INDEX_SLOT, 24);
-        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 152);
+        let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 64);
+        let (entry, p_entry) = decl(ir, "GridEntry", L::GRID_ENTRY, 8);
+        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 160);
         let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
         let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
-        let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 40);
-        let (header, p_header) = decl(ir, "AllocHeader", L::ALLOC_HEADER, 16);
+        let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 48);
         Abi {
             void,
             bool_,
@@ -94,10 +88,8 @@ impl Abi {
             p_v3,
             dispatch,
             p_dispatch,
-            record,
-            p_record,
-            slot,
-            p_slot,
+            entry,
+            p_entry,
             ctx,
             p_ctx,
             link,
@@ -106,19 +98,14 @@ impl Abi {
             p_node,
             schedule,
             p_schedule,
-            header,
-            p_header,
         }
     }
 
     pub fn s_dispatch(&self) -> Struct {
         Struct { fields: L::NODE_DISPATCH }
     }
-    pub fn s_record(&self) -> Struct {
-        Struct { fields: L::RECORD_REF }
-    }
-    pub fn s_slot(&self) -> Struct {
-        Struct { fields: L::INDEX_SLOT }
+    pub fn s_entry(&self) -> Struct {
+        Struct { fields: L::GRID_ENTRY }
     }
     pub fn s_ctx(&self) -> Struct {
         Struct { fields: L::GRAPH_CONTEXT }
@@ -132,9 +119,6 @@ impl Abi {
     pub fn s_schedule(&self) -> Struct {
         Struct { fields: L::NODE_SCHEDULE }
     }
-    pub fn s_header(&self) -> Struct {
-        Struct { fields: L::ALLOC_HEADER }
-    }
 }
 
 /// Field indices, named after `abi`'s struct fields.
@@ -143,41 +127,38 @@ pub mod f {
     pub const D_WORKGROUP_COUNT: u32 = 1;
     pub const D_RECORD_COUNT: u32 = 2;
     pub const D_WORKGROUP_BASE: u32 = 3;
-    pub const D_MODE: u32 = 4;
-    pub const D_KEY_NODE: u32 = 5;
-    pub const D_RECORDS: u32 = 6;
-    pub const D_INPUT_BASE: u32 = 7;
-    pub const R_PAYLOAD: u32 = 0;
-    pub const R_WORKGROUP_START: u32 = 1;
-    pub const R_REMAINING: u32 = 2;
-    pub const S_TAG: u32 = 0;
-    pub const S_NODE: u32 = 1;
-    pub const S_RANK: u32 = 2;
-    pub const S_OFFSET: u32 = 3;
-    pub const S_WORKGROUP_START: u32 = 4;
-    pub const S_REMAINING: u32 = 5;
-    pub const C_RING: u32 = 0; // + parity
-    pub const C_RING_TOP: u32 = 2; // + parity
-    pub const C_RING_CAPACITY: u32 = 4;
-    pub const C_NODE_COUNT: u32 = 5;
-    pub const C_COUNTS: u32 = 6; // + parity
-    pub const C_DISPATCHES: u32 = 8; // + parity
-    pub const C_SCHEDULES: u32 = 10;
-    pub const C_LINKS: u32 = 11;
-    pub const C_NODES: u32 = 12;
-    pub const C_SINK: u32 = 13;
-    pub const C_INDEX: u32 = 14;
-    pub const C_INDEX_MASK: u32 = 15;
-    pub const C_STATUS: u32 = 16;
-    pub const C_DONE: u32 = 17; // + parity
-    pub const C_LAUNCHED: u32 = 19; // + parity
-    pub const C_LEVEL_STATUS: u32 = 21;
-    pub const C_TAG: u32 = 22;
-    pub const C_DONE_GROUPS: u32 = 24;
+    pub const D_LEVEL_WORKGROUPS: u32 = 4;
+    pub const D_MODE: u32 = 5;
+    pub const D_KEY_NODE: u32 = 6;
+    pub const D_STATUS_IN: u32 = 7;
+    pub const D_RECORDS: u32 = 8;
+    pub const D_STARTS: u32 = 9;
+    pub const D_STATUS: u32 = 10;
+    pub const E_START: u32 = 0;
+    pub const E_RANK: u32 = 1;
+    pub const C_POOL: u32 = 0;
+    pub const C_KEYS: u32 = 1;
+    pub const C_FRAME_COUNT: u32 = 2;
+    pub const C_FRAME_SHIFT: u32 = 3;
+    pub const C_NODE_COUNT: u32 = 4;
+    pub const C_TAG: u32 = 5;
+    pub const C_RANK_COUNTS: u32 = 6; // + parity
+    pub const C_GRID_COUNTS: u32 = 8; // + parity
+    pub const C_DISPATCHES: u32 = 10; // + parity
+    pub const C_SCHEDULES: u32 = 12;
+    pub const C_LINKS: u32 = 13;
+    pub const C_NODES: u32 = 14;
+    pub const C_SINK: u32 = 15;
+    pub const C_STATUS: u32 = 16; // + parity
+    pub const C_DONE: u32 = 18; // + parity
+    pub const C_CARRIED: u32 = 20;
+    pub const C_DONE_GROUPS: u32 = 22;
+    pub const C_CLAIMED: u32 = 24; // + parity
     pub const L_SLOTS: u32 = 0;
     pub const L_SLOT_COUNT: u32 = 1;
     pub const N_FIRST_LINK: u32 = 0;
     pub const N_MAX_RECURSION: u32 = 1;
+    pub const N_SHADER_INDEX: u32 = 3;
     pub const SC_MODE: u32 = 0;
     pub const SC_PER_WORKGROUP: u32 = 1;
     pub const SC_STATIC_GROUPS: u32 = 2;
@@ -187,10 +168,8 @@ pub mod f {
     pub const SC_INPUT_STRIDE: u32 = 6;
     pub const SC_SHARE_BASE: u32 = 7;
     pub const SC_FLAGS: u32 = 8;
-    pub const H_SLOT: u32 = 0;
-    pub const H_COUNT: u32 = 1;
-    pub const H_REMAINING: u32 = 2;
-    pub const H_FLAGS: u32 = 3;
+    pub const SC_PER_FRAME: u32 = 9;
+    pub const SC_TAIL: u32 = 10;
 }
 
 /// Labels of a loop being built (see [`Body::begin_loop`]).

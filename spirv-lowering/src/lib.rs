@@ -17,6 +17,7 @@ mod layout;
 mod loader;
 mod passes;
 mod runtime;
+mod uniform;
 
 pub use analyze::{DispatchGrid, InputPayload, LaunchMode, NodeShaderInfo, OutputInfo, Visibility};
 pub use consts::SpecMap;
@@ -67,25 +68,38 @@ impl LowerOptions {
 }
 
 /// The scratch tables of the graph a kernel is lowered for, as byte offsets
-/// from the `GraphContext` (see `abi`'s scratch layout), and the targets of
-/// each of the node's outputs.
+/// from the `GraphContext` (see `abi`'s scratch layout), the graph's frames,
+/// and the targets of each of the node's outputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct GraphTables {
     /// `[NodeSchedule; node_count]`.
     pub schedules: u64,
     /// `[NodeInfo; node_count]`.
     pub nodes: u64,
+    /// log2 of the bytes of a frame (`GraphContext::frame_shift`).
+    pub frame_shift: u32,
+    /// Node slots of the graph.
+    pub node_count: u32,
+    /// How the records this node reads (its key node's) sit in their frames.
+    pub input: abi::FrameGeometry,
     /// Per output, in `NodeShaderInfo::outputs` order.
     pub outputs: Vec<OutputTargets>,
 }
 
-/// One output's targets: its `OutputLink` slot table.
+/// One output's targets: its `OutputLink` slot table and how their records
+/// are kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct OutputTargets {
     /// Byte offset of the `u32` slot table from the `GraphContext`.
     pub table: u64,
     /// Node slot per array index (`abi::NO_NODE`: none), as in the table.
     pub slots: Vec<u32>,
+    /// The frame geometry of every target (the runtime gives all targets of
+    /// one output the same).
+    pub geometry: abi::FrameGeometry,
+    /// Some target takes its grid from the payload (enqueueing writes its
+    /// grid entries).
+    pub dynamic: bool,
 }
 
 impl OutputTargets {
@@ -116,7 +130,8 @@ pub struct LoweredNode {
     pub push_range: (u32, u32),
     /// The kernel reads [`LowerOptions::shader_index`]; when false it is the
     /// same kernel for every shader index (a runtime may share it between
-    /// the members of a node array).
+    /// the members of a node array). Kernels lowered against their graph
+    /// read the index from the node's `NodeInfo` instead.
     pub reads_shader_index: bool,
 }
 

@@ -1,9 +1,10 @@
 //! SPIR-V for the runtime's shared structures, used by several passes: the
 //! node push block's members, per-parity fields of the `GraphContext`, and
-//! the record index (`abi::IndexSlot` table) with its hash, insertion and
-//! lookup helper functions. Everything here mirrors `abi`.
+//! the frames records live in (`abi`'s module doc): the pool, a node's frame
+//! geometry, and the helper functions that find a frame (consumers) or claim
+//! it (producers). Everything here mirrors `abi`.
 
-use crate::abi::{INDEX_MAX_PROBES, STATUS_INDEX_OVERFLOW};
+use crate::abi::{Field, FrameGeometry, COUNTER_STRIDE_BYTES, FRAME_MAX_PROBES, NO_NODE};
 use crate::codegen::{f, Abi, Body};
 use crate::ir::{id, inst, Ir};
 use crate::passes::push_block::PushVar;
@@ -48,9 +49,9 @@ pub fn push(ir: &mut Ir, a: &Abi, pv: &PushVar, b: &mut Body) -> Push {
 /// Computed from the address: a pointer select would need VariablePointers.
 pub fn ctx_parity_ptr(ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word, base: u32, odd: Word, other: bool) -> Word {
     let fields = a.s_ctx().fields;
-    let (kind, offset) = fields.get(base as usize).copied().unwrap_or((crate::abi::Field::U32, 0));
+    let (kind, offset) = fields.get(base as usize).copied().unwrap_or((Field::U32, 0));
     let (ty, size) = match kind {
-        crate::abi::Field::U64 => (a.p_u64, 8u64),
+        Field::U64 => (a.p_u64, 8u64),
         _ => (a.p_u32, 4u64),
     };
     let addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(ctx)]);
@@ -61,14 +62,28 @@ pub fn ctx_parity_ptr(ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word, base: u32, 
     b.addr_ptr(ir, ty, at)
 }
 
-/// `abi::index_hash(node, rank)`.
-pub fn hash(ir: &mut Ir, a: &Abi, b: &mut Body, node: Word, rank: Word) -> Word {
-    let golden = ir.c_u32(0x9E37_79B9);
+/// Device address of this level's `GraphContext::claimed` counter.
+pub fn claimed_counter(ir: &mut Ir, a: &Abi, b: &mut Body, push: &Push) -> Word {
+    let p = ctx_parity_ptr(ir, a, b, push.ctx, f::C_CLAIMED, push.odd, false);
+    b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(p)])
+}
+
+/// Pointer to node `slot`'s counter in the counter array at address `base`
+/// (`u64` counters when `wide`), `COUNTER_STRIDE_BYTES` apart.
+pub fn counter(ir: &mut Ir, a: &Abi, b: &mut Body, base: Word, slot: Word, wide: bool) -> Word {
+    let per = ir.c_u32(COUNTER_STRIDE_BYTES / if wide { 8 } else { 4 });
+    let i = b.bin(ir, Op::IMul, a.u32, slot, per);
+    let ty = if wide { a.p_u64 } else { a.p_u32 };
+    let p = b.addr_ptr(ir, ty, base);
+    b.elem(ir, ty, p, i)
+}
+
+/// `abi::fmix32`.
+fn fmix32(ir: &mut Ir, a: &Abi, b: &mut Body, h: Word) -> Word {
     let m1 = ir.c_u32(0x85EB_CA6B);
     let m2 = ir.c_u32(0xC2B2_AE35);
     let (s16, s13) = (ir.c_u32(16), ir.c_u32(13));
-    let nm = b.bin(ir, Op::IMul, a.u32, node, golden);
-    let mut h = b.bin(ir, Op::BitwiseXor, a.u32, rank, nm);
+    let mut h = h;
     for (shift, mul) in [(s16, Some(m1)), (s13, Some(m2)), (s16, None)] {
         let sh = b.bin(ir, Op::ShiftRightLogical, a.u32, h, shift);
         h = b.bin(ir, Op::BitwiseXor, a.u32, h, sh);
@@ -77,6 +92,29 @@ pub fn hash(ir: &mut Ir, a: &Abi, b: &mut Body, node: Word, rank: Word) -> Word 
         }
     }
     h
+}
+
+/// `abi::frame_home(tag, low, count)`.
+fn frame_home(ir: &mut Ir, a: &Abi, b: &mut Body, tag: Word, low: Word, count: Word) -> Word {
+    let golden = ir.c_u32(0x9E37_79B9);
+    let tg = b.bin(ir, Op::IMul, a.u32, tag, golden);
+    let x = b.bin(ir, Op::BitwiseXor, a.u32, low, tg);
+    let h = fmix32(ir, a, b, x);
+    let h64 = b.op(ir, Op::UConvert, a.u64, vec![id(h)]);
+    let c64 = b.op(ir, Op::UConvert, a.u64, vec![id(count)]);
+    let p = b.bin(ir, Op::IMul, a.u64, h64, c64);
+    let c32 = ir.c_u32(32);
+    let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, p, c32);
+    b.op(ir, Op::UConvert, a.u32, vec![id(hi)])
+}
+
+/// `abi::frame_key(tag, low)`.
+fn key(ir: &mut Ir, a: &Abi, b: &mut Body, tag: Word, low: Word) -> Word {
+    let t = b.op(ir, Op::UConvert, a.u64, vec![id(tag)]);
+    let c32 = ir.c_u32(32);
+    let t = b.bin(ir, Op::ShiftLeftLogical, a.u64, t, c32);
+    let l = b.op(ir, Op::UConvert, a.u64, vec![id(low)]);
+    b.bin(ir, Op::BitwiseOr, a.u64, t, l)
 }
 
 /// Starts a helper function `ret name(params)`; returns (id, params, function, body).
@@ -107,120 +145,230 @@ pub fn finish_fn(ir: &mut Ir, mut func: Function, body: Body, name: &str) {
     }
 }
 
-/// `node_index_insert(ctx, tag, node, rank, offset, workgroup_start, remaining)`:
-/// claims a slot for the record (see `abi`'s record index) and fills it;
-/// when none is free within `INDEX_MAX_PROBES`, raises
-/// `STATUS_INDEX_OVERFLOW` (the record is dropped).
-pub fn insert_fn(ir: &mut Ir, a: &Abi) -> Word {
+/// `node_frame_find(keys, count, tag, low) -> u32` (`claim` false) or
+/// `node_frame_claim(...)` (`claim` true): the pool slot of the frame keyed
+/// (`tag`, `low`), or `NO_NODE` when it is not within `FRAME_MAX_PROBES`
+/// slots. Claiming takes the first free slot on the way (a compare-and-swap
+/// of its key; a slot is free when its tag is neither `tag` nor `tag - 1`,
+/// the two live ones while producers run) unless the frame is found first:
+/// whoever claims a frame, everyone who asks for it gets the same slot. The
+/// claimer counts the frame in the `u32` at `claimed` (the statistics').
+pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
     let u = a.u32;
-    let (fid, ps, func, mut b) = begin_fn(ir, a.void, &[a.u64, u, u, u, u, u, u]);
-    let (ctx_addr, tag, node, rank, offset, wgs, rem) = (ps[0], ps[1], ps[2], ps[3], ps[4], ps[5], ps[6]);
-    let ctx = b.addr_ptr(ir, a.p_ctx, ctx_addr);
-    let table_addr = b.load_field(ir, a, a.s_ctx(), ctx, f::C_INDEX);
-    let table = b.addr_ptr(ir, a.p_slot, table_addr);
-    let mask = b.load_field(ir, a, a.s_ctx(), ctx, f::C_INDEX_MASK);
-    let one = ir.c_u32(1);
-    let zero = ir.c_u32(0);
-    let reading = b.bin(ir, Op::ISub, u, tag, one);
-    let h0 = hash(ir, a, &mut b, node, rank);
-    let h0 = b.bin(ir, Op::BitwiseAnd, u, h0, mask);
-    let hv = b.local(ir, u, h0);
-    let kv = b.local(ir, u, zero);
-    let fls = ir.c_bool(false);
-    let done = b.local(ir, a.bool_, fls);
-    let lp = b.begin_loop(ir);
-    let k = b.op(ir, Op::Load, u, vec![id(kv)]);
-    let max = ir.c_u32(INDEX_MAX_PROBES);
-    let more = b.bin(ir, Op::ULessThan, a.bool_, k, max);
-    let d = b.op(ir, Op::Load, a.bool_, vec![id(done)]);
-    let nd = b.op(ir, Op::LogicalNot, a.bool_, vec![id(d)]);
-    let go = b.bin(ir, Op::LogicalAnd, a.bool_, more, nd);
-    b.loop_test(&lp, go);
-    let h = b.op(ir, Op::Load, u, vec![id(hv)]);
-    let sp = b.elem(ir, a.p_slot, table, h);
-    let tp = b.field_ptr(ir, a, a.s_slot(), sp, f::S_TAG);
-    let seen = b.atomic_load(ir, u, tp);
-    let live_in = b.bin(ir, Op::IEqual, a.bool_, seen, reading);
-    let live_out = b.bin(ir, Op::IEqual, a.bool_, seen, tag);
-    let live = b.bin(ir, Op::LogicalOr, a.bool_, live_in, live_out);
-    let free = b.op(ir, Op::LogicalNot, a.bool_, vec![id(live)]);
-    let m = b.begin_if(ir, free);
-    let old = b.atomic_cas(ir, u, tp, tag, seen);
-    let won = b.bin(ir, Op::IEqual, a.bool_, old, seen);
-    let m2 = b.begin_if(ir, won);
-    for (field, v) in [(f::S_NODE, node), (f::S_RANK, rank), (f::S_OFFSET, offset), (f::S_WORKGROUP_START, wgs)] {
-        let p = b.field_ptr(ir, a, a.s_slot(), sp, field);
-        b.store(p, v, 4);
-    }
-    let p = b.field_ptr(ir, a, a.s_slot(), sp, f::S_REMAINING);
-    b.store(p, rem, 4);
-    let tru = ir.c_bool(true);
-    b.store_plain(done, tru);
-    b.end_if(m2);
-    b.end_if(m);
-    let h1 = b.bin(ir, Op::IAdd, u, h, one);
-    let h1 = b.bin(ir, Op::BitwiseAnd, u, h1, mask);
-    b.store_plain(hv, h1);
-    let k1 = b.bin(ir, Op::IAdd, u, k, one);
-    b.store_plain(kv, k1);
-    b.end_loop(&lp);
-    let d = b.op(ir, Op::Load, a.bool_, vec![id(done)]);
-    let failed = b.op(ir, Op::LogicalNot, a.bool_, vec![id(d)]);
-    let m = b.begin_if(ir, failed);
-    let sp = b.field_ptr(ir, a, a.s_ctx(), ctx, f::C_STATUS);
-    let bit = ir.c_u32(STATUS_INDEX_OVERFLOW);
-    b.atomic(ir, Op::AtomicOr, u, sp, bit);
-    b.end_if(m);
-    b.end(inst(Op::Return, None, None, vec![]), None);
-    finish_fn(ir, func, b, "node_index_insert");
-    fid
-}
-
-/// `node_index_lookup(table, mask, tag, node, rank) -> u32`: the slot index
-/// holding the record, or `0xFFFFFFFF` when it is not within
-/// `INDEX_MAX_PROBES`. `table` and `mask` are `GraphContext::index` and
-/// `index_mask` (loaded once by the caller).
-pub fn lookup_fn(ir: &mut Ir, a: &Abi) -> Word {
-    let u = a.u32;
-    let (fid, ps, func, mut b) = begin_fn(ir, u, &[a.u64, u, u, u, u]);
-    let (table_addr, mask, tag, node, rank) = (ps[0], ps[1], ps[2], ps[3], ps[4]);
-    let table = b.addr_ptr(ir, a.p_slot, table_addr);
-    let one = ir.c_u32(1);
-    let zero = ir.c_u32(0);
-    let none = ir.c_u32(u32::MAX);
-    let h0 = hash(ir, a, &mut b, node, rank);
-    let h0 = b.bin(ir, Op::BitwiseAnd, u, h0, mask);
-    let hv = b.local(ir, u, h0);
+    let params: &[Word] = if claim { &[a.u64, u, u, u, a.u64] } else { &[a.u64, u, u, u] };
+    let (fid, ps, func, mut b) = begin_fn(ir, u, params);
+    let (keys_addr, count, tag, low) = (ps[0], ps[1], ps[2], ps[3]);
+    let keys = b.addr_ptr(ir, a.p_u64, keys_addr);
+    let want = key(ir, a, &mut b, tag, low);
+    let home = frame_home(ir, a, &mut b, tag, low, count);
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let none = ir.c_u32(NO_NODE);
+    let iv = b.local(ir, u, home);
     let kv = b.local(ir, u, zero);
     let found = b.local(ir, u, none);
     let lp = b.begin_loop(ir);
     let k = b.op(ir, Op::Load, u, vec![id(kv)]);
-    let max = ir.c_u32(INDEX_MAX_PROBES);
+    let max = ir.c_u32(FRAME_MAX_PROBES);
     let more = b.bin(ir, Op::ULessThan, a.bool_, k, max);
     let fv = b.op(ir, Op::Load, u, vec![id(found)]);
     let missing = b.bin(ir, Op::IEqual, a.bool_, fv, none);
     let go = b.bin(ir, Op::LogicalAnd, a.bool_, more, missing);
     b.loop_test(&lp, go);
-    let h = b.op(ir, Op::Load, u, vec![id(hv)]);
-    let sp = b.elem(ir, a.p_slot, table, h);
-    let t = b.load_field(ir, a, a.s_slot(), sp, f::S_TAG);
-    let n = b.load_field(ir, a, a.s_slot(), sp, f::S_NODE);
-    let r = b.load_field(ir, a, a.s_slot(), sp, f::S_RANK);
-    let e1 = b.bin(ir, Op::IEqual, a.bool_, t, tag);
-    let e2 = b.bin(ir, Op::IEqual, a.bool_, n, node);
-    let e3 = b.bin(ir, Op::IEqual, a.bool_, r, rank);
-    let e12 = b.bin(ir, Op::LogicalAnd, a.bool_, e1, e2);
-    let hit = b.bin(ir, Op::LogicalAnd, a.bool_, e12, e3);
-    let nf = b.select(ir, u, hit, h, none);
-    b.store_plain(found, nf);
-    let h1 = b.bin(ir, Op::IAdd, u, h, one);
-    let h1 = b.bin(ir, Op::BitwiseAnd, u, h1, mask);
-    b.store_plain(hv, h1);
+    let i = b.op(ir, Op::Load, u, vec![id(iv)]);
+    let kp = b.elem(ir, a.p_u64, keys, i);
+    if claim {
+        // A plain load: a stale value only sends the compare-and-swap to
+        // find out (it fails and returns the key there), and atomic loads of
+        // a level's few hot keys queued in the L2 like read-modify-writes.
+        let seen = b.load(ir, a.u64, kp, 8);
+        let hit = b.bin(ir, Op::IEqual, a.bool_, seen, want);
+        let c32 = ir.c_u32(32);
+        let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, seen, c32);
+        let hi = b.op(ir, Op::UConvert, u, vec![id(hi)]);
+        let reading = b.bin(ir, Op::ISub, u, tag, one);
+        let w = b.bin(ir, Op::INotEqual, a.bool_, hi, tag);
+        let r = b.bin(ir, Op::INotEqual, a.bool_, hi, reading);
+        let free = b.bin(ir, Op::LogicalAnd, a.bool_, w, r);
+        let m = b.begin_if(ir, free);
+        let old = b.atomic_cas(ir, a.u64, kp, want, seen);
+        let won = b.bin(ir, Op::IEqual, a.bool_, old, seen);
+        let mw = b.begin_if(ir, won);
+        let cp = b.addr_ptr(ir, a.p_u32, ps[4]);
+        b.atomic(ir, Op::AtomicIAdd, u, cp, one);
+        b.end_if(mw);
+        let theirs = b.bin(ir, Op::IEqual, a.bool_, old, want);
+        let got = b.bin(ir, Op::LogicalOr, a.bool_, won, theirs);
+        let nf = b.select(ir, u, got, i, none);
+        b.store_plain(found, nf);
+        b.end_if(m);
+        let mh = b.begin_if(ir, hit);
+        b.store_plain(found, i);
+        b.end_if(mh);
+    } else {
+        let seen = b.load(ir, a.u64, kp, 8);
+        let hit = b.bin(ir, Op::IEqual, a.bool_, seen, want);
+        let nf = b.select(ir, u, hit, i, none);
+        b.store_plain(found, nf);
+    }
+    let i1 = b.bin(ir, Op::IAdd, u, i, one);
+    let wrap = b.bin(ir, Op::IEqual, a.bool_, i1, count);
+    let i1 = b.select(ir, u, wrap, zero, i1);
+    b.store_plain(iv, i1);
     let k1 = b.bin(ir, Op::IAdd, u, k, one);
     b.store_plain(kv, k1);
     b.end_loop(&lp);
     let result = b.op(ir, Op::Load, u, vec![id(found)]);
     b.end(inst(Op::ReturnValue, None, None, vec![id(result)]), None);
-    finish_fn(ir, func, b, "node_index_lookup");
+    finish_fn(ir, func, b, if claim { "node_frame_claim" } else { "node_frame_find" });
     fid
+}
+
+/// A node's frame geometry as SPIR-V values: constants when the lowering
+/// knows the graph, else loaded from the node's `NodeSchedule`.
+#[derive(Debug, Clone, Copy)]
+pub struct Geom {
+    pub stride: Word,
+    pub per_frame: Word,
+    pub tail: Word,
+    /// Offset of the meta words in a frame.
+    pub meta_offset: Word,
+    /// `bool`: frames keep a meta word per record.
+    pub meta: Word,
+    /// `bool`: the records are not stored.
+    pub frameless: Word,
+    /// What the lowering knows: `Some` when these are constants.
+    pub known: Option<FrameGeometry>,
+}
+
+impl Geom {
+    /// Constants for `g`.
+    pub fn known(ir: &mut Ir, g: FrameGeometry) -> Geom {
+        Geom {
+            stride: ir.c_u32(g.stride),
+            per_frame: ir.c_u32(g.per_frame.max(1)),
+            tail: ir.c_u32(g.tail),
+            meta_offset: ir.c_u32(g.meta_offset()),
+            meta: ir.c_bool(g.meta),
+            frameless: ir.c_bool(g.frameless),
+            known: Some(g),
+        }
+    }
+
+    /// Loaded from the `NodeSchedule` at `schedule` (a `PSB NodeSchedule*`).
+    pub fn load(ir: &mut Ir, a: &Abi, b: &mut Body, schedule: Word) -> Geom {
+        let s = a.s_schedule();
+        let stride = b.load_field(ir, a, s, schedule, f::SC_INPUT_STRIDE);
+        let per_frame = b.load_field(ir, a, s, schedule, f::SC_PER_FRAME);
+        let one = ir.c_u32(1);
+        let zero = ir.c_u32(0);
+        let is0 = b.bin(ir, Op::IEqual, a.bool_, per_frame, zero);
+        let per_frame = b.select(ir, a.u32, is0, one, per_frame);
+        let tail = b.load_field(ir, a, s, schedule, f::SC_TAIL);
+        let flags = b.load_field(ir, a, s, schedule, f::SC_FLAGS);
+        let bit = |ir: &mut Ir, b: &mut Body, v: u32| {
+            let c = ir.c_u32(v);
+            let x = b.bin(ir, Op::BitwiseAnd, a.u32, flags, c);
+            b.bin(ir, Op::INotEqual, a.bool_, x, zero)
+        };
+        let meta = bit(ir, b, crate::abi::SCHEDULE_FLAG_META);
+        let frameless = bit(ir, b, crate::abi::SCHEDULE_FLAG_FRAMELESS);
+        let all = b.bin(ir, Op::IAdd, a.u32, per_frame, tail);
+        let meta_offset = b.bin(ir, Op::IMul, a.u32, all, stride);
+        Geom { stride, per_frame, tail, meta_offset, meta, frameless, known: None }
+    }
+
+    /// Whether frames may keep meta words (false only when known not to).
+    pub fn may_have_meta(&self) -> bool {
+        self.known.is_none_or(|g| g.meta)
+    }
+
+    /// Whether allocations may run into a tail.
+    pub fn may_have_tail(&self) -> bool {
+        self.known.is_none_or(|g| g.tail > 0)
+    }
+
+    /// Whether records may be stored at all.
+    pub fn may_be_stored(&self) -> bool {
+        self.known.is_none_or(|g| !g.frameless)
+    }
+}
+
+/// The frame pool as SPIR-V values, loaded once where it is used.
+#[derive(Debug, Clone, Copy)]
+pub struct Pool {
+    pub pool: Word,
+    pub keys: Word,
+    pub count: Word,
+    /// log2 of a frame's bytes.
+    pub shift: Word,
+    /// `u32`: frame bytes - 4 (the tail word's offset).
+    pub tail_word: Word,
+    /// `u32`: namespaces of frame keys (twice the node count).
+    pub namespaces: Word,
+    /// `u32`: grid entries a frame holds.
+    pub entries_per_frame: Word,
+}
+
+impl Pool {
+    /// Loads the pool's fields from the context; `known` gives the frame
+    /// shift and node count when the lowering knows the graph.
+    pub fn load(ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word, known: Option<(u32, u32)>) -> Pool {
+        let s = a.s_ctx();
+        let pool = b.load_field(ir, a, s, ctx, f::C_POOL);
+        let keys = b.load_field(ir, a, s, ctx, f::C_KEYS);
+        let count = b.load_field(ir, a, s, ctx, f::C_FRAME_COUNT);
+        let (shift, namespaces, tail_word, entries_per_frame) = match known {
+            Some((shift, nodes)) => {
+                let bytes = 1u32 << shift;
+                (ir.c_u32(shift), ir.c_u32(2 * nodes), ir.c_u32(bytes - 4), ir.c_u32((bytes - 4) / 8))
+            }
+            None => {
+                let shift = b.load_field(ir, a, s, ctx, f::C_FRAME_SHIFT);
+                let nodes = b.load_field(ir, a, s, ctx, f::C_NODE_COUNT);
+                let two = ir.c_u32(2);
+                let namespaces = b.bin(ir, Op::IMul, a.u32, nodes, two);
+                let one = ir.c_u32(1);
+                let bytes = b.bin(ir, Op::ShiftLeftLogical, a.u32, one, shift);
+                let four = ir.c_u32(4);
+                let tail_word = b.bin(ir, Op::ISub, a.u32, bytes, four);
+                let eight = ir.c_u32(8);
+                let entries = b.bin(ir, Op::UDiv, a.u32, tail_word, eight);
+                (shift, namespaces, tail_word, entries)
+            }
+        };
+        Pool { pool, keys, count, shift, tail_word, namespaces, entries_per_frame }
+    }
+
+    /// The key's low word of frame `k` of namespace `ns`, and whether it fits 32 bits.
+    pub fn key_low(&self, ir: &mut Ir, a: &Abi, b: &mut Body, ns: Word, k: Word) -> (Word, Word) {
+        let k64 = b.op(ir, Op::UConvert, a.u64, vec![id(k)]);
+        let n64 = b.op(ir, Op::UConvert, a.u64, vec![id(self.namespaces)]);
+        let s64 = b.op(ir, Op::UConvert, a.u64, vec![id(ns)]);
+        let m = b.bin(ir, Op::IMul, a.u64, k64, n64);
+        let low64 = b.bin(ir, Op::IAdd, a.u64, m, s64);
+        let limit = ir.c_u64(u64::from(u32::MAX));
+        let fits = b.bin(ir, Op::ULessThanEqual, a.bool_, low64, limit);
+        (b.op(ir, Op::UConvert, a.u32, vec![id(low64)]), fits)
+    }
+
+    /// Device address of byte `offset` of frame `frame`.
+    pub fn address(&self, ir: &mut Ir, a: &Abi, b: &mut Body, frame: Word, offset: Word) -> Word {
+        let f64_ = b.op(ir, Op::UConvert, a.u64, vec![id(frame)]);
+        let base = b.bin(ir, Op::ShiftLeftLogical, a.u64, f64_, self.shift);
+        let o64 = b.op(ir, Op::UConvert, a.u64, vec![id(offset)]);
+        let at = b.bin(ir, Op::IAdd, a.u64, base, o64);
+        b.bin(ir, Op::IAdd, a.u64, self.pool, at)
+    }
+
+    /// Calls `node_frame_find` ([`frame_fn`]).
+    pub fn find(&self, ir: &mut Ir, a: &Abi, b: &mut Body, fun: Word, tag: Word, low: Word) -> Word {
+        b.op(ir, Op::FunctionCall, a.u32, vec![id(fun), id(self.keys), id(self.count), id(tag), id(low)])
+    }
+
+    /// Calls `node_frame_claim` ([`frame_fn`]), counting a claim at `claimed`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn claim(&self, ir: &mut Ir, a: &Abi, b: &mut Body, fun: Word, tag: Word, low: Word, claimed: Word) -> Word {
+        let ops = vec![id(fun), id(self.keys), id(self.count), id(tag), id(low), id(claimed)];
+        b.op(ir, Op::FunctionCall, a.u32, ops)
+    }
 }

@@ -186,65 +186,57 @@ fn abi_spirv_mirror_matches_repr_c() {
             offset_of!(abi::NodeDispatch, workgroup_count),
             offset_of!(abi::NodeDispatch, record_count),
             offset_of!(abi::NodeDispatch, workgroup_base),
+            offset_of!(abi::NodeDispatch, level_workgroups),
             offset_of!(abi::NodeDispatch, mode),
             offset_of!(abi::NodeDispatch, key_node),
+            offset_of!(abi::NodeDispatch, status_in),
             offset_of!(abi::NodeDispatch, records),
-            offset_of!(abi::NodeDispatch, input_base),
+            offset_of!(abi::NodeDispatch, starts),
+            offset_of!(abi::NodeDispatch, status),
         ]
     );
     assert_eq!(end(L::NODE_DISPATCH), size_of::<abi::NodeDispatch>());
-    assert_eq!(L::RECORD_REF[2].1 as usize, offset_of!(abi::RecordRef, remaining_recursion));
-    assert_eq!(end(L::RECORD_REF), size_of::<abi::RecordRef>());
-    assert_eq!(
-        offsets(L::INDEX_SLOT),
-        [
-            offset_of!(abi::IndexSlot, tag),
-            offset_of!(abi::IndexSlot, node),
-            offset_of!(abi::IndexSlot, rank),
-            offset_of!(abi::IndexSlot, offset),
-            offset_of!(abi::IndexSlot, workgroup_start),
-            offset_of!(abi::IndexSlot, remaining_recursion),
-        ]
-    );
-    assert_eq!(end(L::INDEX_SLOT), size_of::<abi::IndexSlot>());
+    assert_eq!(offsets(L::GRID_ENTRY), [offset_of!(abi::GridEntry, start), offset_of!(abi::GridEntry, rank)]);
+    assert_eq!(end(L::GRID_ENTRY), size_of::<abi::GridEntry>());
     use abi::GraphContext as G;
     let pair = |o: usize, size: usize| [o, o + size];
     let mut want: Vec<usize> = vec![];
-    want.extend(pair(offset_of!(G, ring), 8));
-    want.extend(pair(offset_of!(G, ring_top), 4));
-    want.extend([offset_of!(G, ring_capacity), offset_of!(G, node_count)]);
-    want.extend(pair(offset_of!(G, counts), 8));
-    want.extend(pair(offset_of!(G, dispatches), 8));
     want.extend([
-        offset_of!(G, schedules),
-        offset_of!(G, links),
-        offset_of!(G, nodes),
-        offset_of!(G, sink),
-        offset_of!(G, index),
-        offset_of!(G, index_mask),
-        offset_of!(G, status),
-    ]);
-    want.extend(pair(offset_of!(G, done), 4));
-    want.extend(pair(offset_of!(G, launched), 4));
-    want.extend([
-        offset_of!(G, level_status),
+        offset_of!(G, pool),
+        offset_of!(G, keys),
+        offset_of!(G, frame_count),
+        offset_of!(G, frame_shift),
+        offset_of!(G, node_count),
         offset_of!(G, tag),
+    ]);
+    want.extend(pair(offset_of!(G, rank_counts), 8));
+    want.extend(pair(offset_of!(G, grid_counts), 8));
+    want.extend(pair(offset_of!(G, dispatches), 8));
+    want.extend([offset_of!(G, schedules), offset_of!(G, links), offset_of!(G, nodes), offset_of!(G, sink)]);
+    want.extend(pair(offset_of!(G, status), 4));
+    want.extend(pair(offset_of!(G, done), 4));
+    want.extend([
+        offset_of!(G, carried),
         offset_of!(G, _reserved),
         offset_of!(G, done_groups),
+        offset_of!(G, entry_counts),
     ]);
+    want.extend(pair(offset_of!(G, claimed), 4));
     assert_eq!(offsets(L::GRAPH_CONTEXT), want);
     assert_eq!(end(L::GRAPH_CONTEXT), size_of::<G>());
     assert_eq!(end(L::OUTPUT_LINK), size_of::<abi::OutputLink>());
+    assert_eq!(L::NODE_INFO[3].1 as usize, offset_of!(abi::NodeInfo, shader_index));
     assert_eq!(end(L::NODE_INFO), size_of::<abi::NodeInfo>());
     assert_eq!(L::NODE_SCHEDULE[7].1 as usize, offset_of!(abi::NodeSchedule, share_base));
+    assert_eq!(L::NODE_SCHEDULE[9].1 as usize, offset_of!(abi::NodeSchedule, per_frame));
+    assert_eq!(L::NODE_SCHEDULE[10].1 as usize, offset_of!(abi::NodeSchedule, tail));
     assert_eq!(end(L::NODE_SCHEDULE), size_of::<abi::NodeSchedule>());
-    assert_eq!(end(L::ALLOC_HEADER), size_of::<abi::AllocHeader>());
 }
 
 #[test]
 fn consecutive_targets_need_no_table() {
     use spirv_lowering::{abi::NO_NODE, OutputTargets};
-    let t = |slots: Vec<u32>| OutputTargets { table: 0, slots }.consecutive();
+    let t = |slots: Vec<u32>| OutputTargets { table: 0, slots, ..Default::default() }.consecutive();
     assert_eq!(t(vec![4, 5, 6]), Some(4));
     assert_eq!(t(vec![7]), Some(7));
     assert_eq!(t(vec![]), None);

@@ -1,19 +1,28 @@
 //! Runs lowered kernels on a real Vulkan device (lavapipe here; any Vulkan 1.3
 //! device with buffer device address and int64) against a hand-built ABI
-//! state, and checks what they wrote: record selection per launch mode, the
-//! node-semantics builtins, allocation headers, output entries, node counters,
-//! overflow and invalid-index handling. Without a usable device the tests fail
-//! with a message (set SPIRV_LOWERING_NO_GPU=1 to skip them explicitly).
+//! state (version 4, see `gpu::state`), and checks what they wrote: record
+//! selection per launch mode from contiguous and framed level-0 records
+//! (through frames' tails and grid entries), the node-semantics builtins,
+//! records placed by rank in their target's frames (tail and meta words
+//! included), rank and grid counters, status bits, and the finisher's next
+//! level. Most kernels are lowered without the graph's tables (they read
+//! geometry from the schedules); the `*_with_tables` tests lower against
+//! them, as the layer does. Without a usable device the tests fail with a
+//! message (set SPIRV_LOWERING_NO_GPU=1 to skip them explicitly).
 
 mod common;
 mod gpu;
 
+use gpu::state::{
+    claimed, dispatch, done, done_groups_sum, grid_count, host_status, level_status, rank_count, run_indirect, sink,
+    tag, NodeSpec, Setup, TAG,
+};
 use gpu::{at, Gpu};
 use spirv_lowering::abi::{
-    ALLOC_FLAG_WORKGROUP, NO_NODE, RECORDS_INDEXED, RECORDS_LISTED, SCHEDULE_BATCHED, STATUS_INVALID_NODE,
-    STATUS_PAYLOAD_OVERFLOW,
+    NodeDispatch, COUNTER_STRIDE_BYTES, NO_NODE, RECORDS_FRAMED, STATUS_FRAME_RANGE, STATUS_INVALID_ENTRY,
+    STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW, STATUS_WORDS,
 };
-use spirv_lowering::{lower, LowerOptions};
+use spirv_lowering::{lower, LowerOptions, LoweredNode};
 
 fn device() -> Option<Gpu> {
     if std::env::var("SPIRV_LOWERING_NO_GPU").is_ok_and(|v| v == "1") {
@@ -27,350 +36,282 @@ fn device() -> Option<Gpu> {
     }
 }
 
-/// (schedule mode, records per workgroup, input stride, grid (offset, bytes, components)).
-type Schedule = (u32, u32, u32, (u32, u32, u32));
-
-struct Setup {
-    /// (payload bytes, workgroup_start, remaining recursion)
-    records: Vec<(Vec<u8>, u32, u32)>,
-    workgroup_count: u32,
-    node_slot: u32,
-    /// (first_link, max_recursion) per slot
-    nodes: Vec<(u32, u32)>,
-    /// node slots per output link
-    links: Vec<Vec<u32>>,
-    ring_capacity: u32,
-    /// Per slot: (schedule mode, records per workgroup, input stride, grid
-    /// (offset, bytes, components)); slots without one are batched, one
-    /// record a workgroup, stride 16.
-    schedules: Vec<Schedule>,
-    /// Place payloads contiguously at this stride (nodes that walk records with
-    /// OpPtrAccessChain need it); default: scattered in reverse, 64 bytes apart.
-    contiguous: Option<usize>,
-}
-
-impl Setup {
-    fn new(records: Vec<(Vec<u8>, u32, u32)>, workgroup_count: u32) -> Setup {
-        Setup {
-            records,
-            workgroup_count,
-            node_slot: 0,
-            nodes: vec![(0, 0)],
-            links: vec![],
-            ring_capacity: 1 << 16,
-            schedules: vec![],
-            contiguous: None,
-        }
-    }
-}
-
-/// Tag of the records a level reads in these tests (published records get `TAG + 1`).
-const TAG: u32 = 2;
-
-/// Writes the ABI state (version 3) for one kernel run at level 0 with
-/// listed records; payloads are scattered in reverse order 64 bytes apart so
-/// that nothing can rely on records being contiguous. `launched` is left at
-/// u32::MAX so no workgroup becomes the level's finisher.
-fn setup(g: &mut Gpu, s: &Setup) {
-    g.bytes().fill(0);
-    let n = s.records.len();
-    for (i, (p, start, rem)) in s.records.iter().enumerate() {
-        let off = match s.contiguous {
-            Some(stride) => at::INPUTS + i * stride,
-            None => at::INPUTS + (n - 1 - i) * 64,
-        };
-        g.bytes()[off..off + p.len()].copy_from_slice(p);
-        let r = at::RECORDS + 16 * i;
-        let a = g.addr(off);
-        g.put64(r, a);
-        g.put32(r + 8, *start);
-        g.put32(r + 12, *rem);
-    }
-    // The harness pushes this dispatch whatever the node's slot.
-    let d = at::DISPATCH;
-    g.put32(d + 12, s.workgroup_count);
-    g.put32(d + 16, n as u32);
-    g.put32(d + 20, 0); // workgroup base
-    g.put32(d + 24, RECORDS_LISTED);
-    g.put32(d + 28, s.node_slot);
-    let a = g.addr(at::RECORDS);
-    g.put64(d + 32, a);
-    for (i, (first, maxr)) in s.nodes.iter().enumerate() {
-        let o = at::NODES + 16 * i;
-        g.put32(o, *first);
-        g.put32(o + 4, *maxr);
-        g.put32(o + 8, i as u32);
-    }
-    for i in 0..s.nodes.len() {
-        let (mode, per, stride, (goff, gbytes, gcomps)) =
-            s.schedules.get(i).copied().unwrap_or((SCHEDULE_BATCHED, 1, 16, (0, 4, 0)));
-        let o = at::SCHEDULES + 40 * i;
-        for (k, v) in [mode, per, 1, goff, gbytes, gcomps, stride, 0, 0, 0].iter().enumerate() {
-            g.put32(o + 4 * k, *v);
-        }
-    }
-    for (k, slots) in s.links.iter().enumerate() {
-        let o = at::LINKS + 16 * k;
-        let a = g.addr(at::SLOTS + 64 * k);
-        g.put64(o, a);
-        g.put32(o + 8, slots.len() as u32);
-        for (j, v) in slots.iter().enumerate() {
-            g.put32(at::SLOTS + 64 * k + 4 * j, *v);
-        }
-    }
-    let c = at::CTX;
-    let ring = g.addr(at::RING);
-    g.put64(c, ring);
-    g.put64(c + 8, ring + u64::from(s.ring_capacity));
-    g.put32(c + 24, s.ring_capacity);
-    g.put32(c + 28, s.nodes.len() as u32);
-    for (k, off) in
-        [at::COUNTS, at::COUNTS1, at::DISPATCH, at::DISPATCH1, at::SCHEDULES, at::LINKS, at::NODES, at::SINK, at::INDEX]
-            .iter()
-            .enumerate()
-    {
-        let a = g.addr(*off);
-        g.put64(c + 32 + 8 * k, a);
-    }
-    g.put32(c + 104, at::INDEX_SLOTS as u32 - 1);
-    g.put32(c + 120, u32::MAX); // launched: never the finisher
-    let a = g.addr(at::LEVEL_STATUS);
-    g.put64(c + 128, a);
-    g.put32(c + 136, TAG);
-    // The sink's header says "nothing", as the layer writes it at scratch initialisation.
-    g.put32(at::SINK, NO_NODE);
-    g.put32(at::SINK + 4, 0);
-    let a = g.addr(at::DONE_GROUPS);
-    g.put64(c + 144, a);
-}
-
-/// A record the kernel published in the record index.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Published {
-    node: u32,
-    rank: u32,
-    payload: u64,
-    workgroup_start: u32,
-    remaining: u32,
-}
-
-/// Every record published under `TAG + 1`, by (node, rank).
-fn published(g: &Gpu) -> Vec<Published> {
-    let ring = g.get64(at::CTX);
-    let mut out: Vec<Published> = (0..at::INDEX_SLOTS)
-        .map(|k| at::INDEX + 24 * k)
-        .filter(|&o| g.get32(o) == TAG + 1)
-        .map(|o| Published {
-            node: g.get32(o + 4),
-            rank: g.get32(o + 8),
-            payload: ring + u64::from(g.get32(o + 12)),
-            workgroup_start: g.get32(o + 16),
-            remaining: g.get32(o + 20),
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Records counted for `node` at level 0 (low word of its counter).
-fn counted(g: &Gpu, node: usize) -> u32 {
-    g.get32(at::COUNTS + 8 * node)
-}
-
-fn status(g: &Gpu) -> u32 {
-    g.get32(at::CTX + 108)
-}
-
-fn lowered(file: &str, entry: &str, push_offset: u32, pack: u32) -> Vec<u32> {
-    lowered_with(file, entry, push_offset, pack, 0)
-}
-
-fn lowered_with(file: &str, entry: &str, push_offset: u32, pack: u32, shader_index: u32) -> Vec<u32> {
+/// Lowers `entry` of `tests/corpus/<file>` with `configure`d options and
+/// validates the result (except for the `val-exempt/` inputs).
+fn lowered(file: &str, entry: &str, configure: impl FnOnce(&mut LowerOptions)) -> LoweredNode {
     let w = common::read_spv(&common::crate_dir().join("tests/corpus").join(file));
     let mut o = LowerOptions::new(entry);
-    o.push_offset = push_offset;
-    o.thread_pack_width = pack;
-    o.shader_index = shader_index;
+    configure(&mut o);
     let l = lower(&w, &o).unwrap();
-    if std::env::var("SPIRV_LOWERING_SKIP_VAL").is_err() {
+    if !file.starts_with("val-exempt/") && std::env::var("SPIRV_LOWERING_SKIP_VAL").is_err() {
         common::validate(&l.words).unwrap();
     }
-    l.words
+    l
+}
+
+/// Lowers against `s`'s tables when `tables`, else without them.
+fn lowered_for(s: &Setup, tables: bool, file: &str, entry: &str) -> LoweredNode {
+    lowered(file, entry, |o| o.tables = tables.then(|| s.tables()))
 }
 
 fn u32s(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn first_node_setup(ring: u32, slots: Vec<u32>) -> Setup {
-    // Two records: grid 3 (recordIndex 7) and grid 2 (recordIndex 9): 5 workgroups.
-    Setup {
-        records: vec![(u32s(&[3, 7]), 0, 0), (u32s(&[2, 9]), 3, 0)],
-        workgroup_count: 5,
-        node_slot: 0,
-        nodes: vec![(0, 0), (1, 4)],
-        links: vec![slots],
-        ring_capacity: ring,
-        // secondNode reads 8-byte records.
-        schedules: vec![(SCHEDULE_BATCHED, 1, 16, (0, 4, 0)), (SCHEDULE_BATCHED, 1, 8, (0, 4, 0))],
-        contiguous: None,
-    }
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
 }
 
-/// firstNode: dynamic-grid broadcast, two records' grids in one dispatch split
-/// over x and y, Workgroup-visibility allocation of 2 records, enqueue: every
-/// record numbered for its target and published in the record index.
+/// firstNode (slot 0: dynamic grid, a uint at offset 0 of 8-byte records)
+/// enqueues 2 records a workgroup for secondNode (slot 1: 8-byte records,
+/// meta words, 4 recursion levels) through `slots`.
+fn first_node_graph(slots: Vec<u32>) -> Vec<NodeSpec> {
+    vec![NodeSpec::dynamic(8, (0, 4, 1)).output(slots), NodeSpec::batched(8, 1).max_count(2).with_meta().recursion(4)]
+}
+
+/// Two records: grid 3 (recordIndex 7) and grid 2 (recordIndex 9): 5 workgroups.
+fn first_node_records() -> Vec<Vec<u8>> {
+    vec![u32s(&[3, 7]), u32s(&[2, 9])]
+}
+
+/// What firstNode's records of (recordIndex, grid) `grids` enqueue, sorted:
+/// per workgroup w of a record's grid, (recordIndex, (w*2+t)*2 + t + 1) for
+/// threads t = 0, 1.
+fn first_node_outputs(grids: &[(u32, u32)]) -> Vec<[u32; 2]> {
+    let mut want = vec![];
+    for &(index, grid) in grids {
+        for w in 0..grid {
+            want.push([index, (w * 2) * 2 + 1]);
+            want.push([index, (w * 2 + 1) * 2 + 2]);
+        }
+    }
+    sorted(want)
+}
+
+/// firstNode's records for slot 1 at `TAG + 1` as pairs, checking that each
+/// pair is one workgroup's allocation: ranks 2i and 2i + 1, one record index,
+/// threads 0 and 1, the meta words (4 levels left; the count on the first).
+fn first_node_pairs(g: &Gpu, s: &Setup) -> Vec<[u32; 2]> {
+    let recs = s.outputs(g, 1, 2);
+    for (i, pair) in recs.chunks(2).enumerate() {
+        let r = 2 * i as u32;
+        assert_eq!(pair[0][0], pair[1][0], "ranks {r} and {}: one workgroup's record index", r + 1);
+        assert_eq!(pair[1][1], pair[0][1] + 3, "ranks {r} and {}: threads 0 and 1 of one workgroup", r + 1);
+        let meta = [s.meta(g, TAG + 1, 1, r), s.meta(g, TAG + 1, 1, r + 1)];
+        assert_eq!(meta, [Some(4 | 2 << 16), Some(4)], "meta words of ranks {r}, {}", r + 1);
+    }
+    sorted(recs.iter().map(|r| [r[0], r[1]]).collect())
+}
+
+/// firstNode from contiguous records (each grid's first workgroup given):
+/// two records' grids in one dispatch split over x and y, a
+/// Workgroup-visibility allocation of 2 records a workgroup, placed by rank
+/// in node 1's frame with their meta words.
+fn first_node_enqueues(tables: bool) {
+    let Some(mut g) = device() else { return };
+    let s = Setup::new(first_node_graph(vec![1]), 0, first_node_records(), 5);
+    let l = lowered_for(&s, tables, "01_hello_chain.spv", "firstNode");
+    s.write(&mut g);
+    s.launch(&g, &l, [2, 3, 1]); // 6 workgroups, 5 valid: L >= 5 returns
+    assert_eq!(level_status(&g, 0), 0, "status");
+    assert_eq!(rank_count(&g, 0, 1), 10);
+    assert_eq!(grid_count(&g, 0, 1), (0, 0), "node 1 takes no grid from its payload");
+    assert_eq!(first_node_pairs(&g, &s), first_node_outputs(&[(7, 3), (9, 2)]));
+    assert_eq!(claimed(&g, 0), 1, "ten records fit one frame");
+}
+
+/// firstNode from contiguous records: see [`first_node_enqueues`].
 #[test]
 fn dynamic_broadcast_allocates_and_enqueues() {
-    let Some(mut g) = device() else { return };
-    let words = lowered("01_hello_chain.spv", "firstNode", 0, 1);
-    setup(&mut g, &first_node_setup(1 << 16, vec![1]));
-    g.run(&words, "firstNode", 0, [2, 3, 1]); // 6 workgroups, 5 valid: L >= 5 returns
-    assert_eq!(status(&g), 0, "status");
-    let ps = published(&g);
-    assert_eq!(ps.iter().map(|p| p.rank).collect::<Vec<_>>(), (0..10).collect::<Vec<_>>(), "{ps:?}");
-    assert_eq!(counted(&g, 1), 10);
-    let mut got = vec![];
-    for p in &ps {
-        assert_eq!((p.node, p.remaining), (1, 4), "{p:?}");
-        let o = g.off(p.payload);
-        got.push([g.get32(o), g.get32(o + 4)]);
-    }
-    // Records of one allocation are adjacent, after its AllocHeader.
-    for pair in ps.chunks(2) {
-        let o = g.off(pair[0].payload);
-        if pair[1].payload == pair[0].payload + 8 {
-            assert_eq!([g.get32(o - 16), g.get32(o - 12), g.get32(o - 4)], [1, 2, ALLOC_FLAG_WORKGROUP]);
-        }
-    }
-    got.sort();
-    // Record r, workgroup w of its grid, thread t: (recordIndex, (w*2+t)*2 + t + 1).
-    let mut want = vec![];
-    for (ri, grid) in [(7u32, 3u32), (9, 2)] {
-        for w in 0..grid {
-            want.push([ri, (w * 2) * 2 + 1]);
-            want.push([ri, (w * 2 + 1) * 2 + 2]);
-        }
-    }
-    want.sort();
-    assert_eq!(got, want);
-    assert_eq!(g.get32(at::CTX + 16), 5 * 32, "ring top");
+    first_node_enqueues(false);
+}
+
+/// The same, lowered against the graph's tables (geometry, frame shift and
+/// targets baked in).
+#[test]
+fn dynamic_broadcast_allocates_and_enqueues_with_tables() {
+    first_node_enqueues(true);
 }
 
 /// Two levels with no pass between them: firstNode's last workgroup (the
-/// finisher) sets up level 1 from the counters; secondNode then finds its
-/// records in the record index, and its own finisher sets up level 2.
+/// finisher) turns the rank counters into level 1's `NodeDispatch`es,
+/// clears the counters, advances the tag and writes the status words (the
+/// `status_in` carried); secondNode then finds its records in node 1's
+/// frames, and its own finisher sets up level 2 (node 2's records in frames
+/// of the tag after).
 #[test]
 fn the_last_workgroup_sets_up_the_next_level() {
     let Some(mut g) = device() else { return };
-    let first = lowered("01_hello_chain.spv", "firstNode", 0, 1);
-    let second = lowered("01_hello_chain.spv", "secondNode", 0, 8);
-    let mut s = first_node_setup(1 << 16, vec![1]);
-    s.nodes = vec![(0, 0), (1, 0), (2, 0)];
-    s.links = vec![vec![1], vec![2]];
-    s.schedules = vec![
-        (SCHEDULE_BATCHED, 1, 8, (0, 4, 0)),
-        (SCHEDULE_BATCHED, 8, 8, (0, 4, 0)),
-        (SCHEDULE_BATCHED, 32, 4, (0, 4, 0)),
+    let first = lowered("01_hello_chain.spv", "firstNode", |_| {});
+    let second = lowered("01_hello_chain.spv", "secondNode", |o| o.thread_pack_width = 8);
+    let nodes = vec![
+        NodeSpec::dynamic(8, (0, 4, 1)).output(vec![1]),
+        NodeSpec::batched(8, 8).max_count(2).output(vec![2]),
+        NodeSpec::batched(4, 32),
     ];
-    setup(&mut g, &s);
-    g.put32(at::CTX + 120, 6); // launched at level 0: the 2 x 3 grid below
-    g.run(&first, "firstNode", 0, [2, 3, 1]);
-    assert_eq!(status(&g), 0);
-    assert_eq!(g.get32(at::CTX + 136), TAG + 1, "tag advanced");
-    assert_eq!((g.get32(at::CTX + 124), g.get32(at::CTX + 116)), (2, 0), "launched and done at level 1");
-    let d1 = at::DISPATCH1 + 48;
-    let words: Vec<u32> = (0..8).map(|k| g.get32(d1 + 4 * k)).collect();
-    // (Workgroup base 0: the other nodes launch nothing.)
-    assert_eq!(words, vec![2, 1, 1, 2, 10, 0, RECORDS_INDEXED, 1], "node 1 at level 1: 8 records a workgroup");
-    assert_eq!(g.get64(d1 + 40), g.get64(at::CTX), "input base: ring half 0");
-    assert_eq!(g.get64(at::COUNTS1 + 8), 0, "level 1 counts from zero");
+    // 6 workgroups launched at level 0: the 2 x 3 grid below.
+    let s =
+        Setup { level_workgroups: 6, status_in: STATUS_INVALID_ENTRY, ..Setup::new(nodes, 0, first_node_records(), 5) };
+    s.write(&mut g);
+    s.launch(&g, &first, [2, 3, 1]);
+    assert_eq!(tag(&g), TAG + 1, "tag advanced");
+    assert_eq!((level_status(&g, 0), rank_count(&g, 0, 1)), (0, 0), "level 0's status and counters cleared");
+    assert_eq!(
+        (host_status(&g, 1), host_status(&g, STATUS_WORDS as usize - 1)),
+        (STATUS_INVALID_ENTRY, STATUS_INVALID_ENTRY)
+    );
+    let status = g.addr(at::STATUS_WORDS);
+    let want = NodeDispatch {
+        indirect: [2, 1, 1],
+        workgroup_count: 2,
+        record_count: 10,
+        workgroup_base: 0,
+        level_workgroups: 2,
+        mode: RECORDS_FRAMED,
+        key_node: 1,
+        status,
+        ..NodeDispatch::default()
+    };
+    assert_eq!(dispatch(&g, 1, 1), want, "node 1 at level 1: 8 records a workgroup");
+    for slot in [0, 2] {
+        let d = dispatch(&g, 1, slot);
+        assert_eq!((d.workgroup_count, d.record_count, d.level_workgroups), (0, 0, 2), "node {slot} at level 1");
+    }
     // Level 1: secondNode adds each record's increment to UAV[recordIndex].
-    g.run_at(&second, "secondNode", 0, [2, 1, 1], d1, 1);
-    assert_eq!(status(&g), 0);
+    run_indirect(&g, &second, 1, 1);
+    assert_eq!(level_status(&g, 1), 0);
     let sum = |grid: u32| (0..grid * 2).map(|t| t * 2 + t % 2 + 1).sum::<u32>();
     assert_eq!((g.get32(at::UAV + 4 * 7), g.get32(at::UAV + 4 * 9)), (sum(3), sum(2)));
-    assert_eq!(g.get32(at::CTX + 136), TAG + 2, "tag advanced again");
-    let d2 = at::DISPATCH + 48 * 2;
-    assert_eq!((g.get32(d2 + 16), g.get32(d2 + 12), g.get32(d2 + 24)), (10, 1, RECORDS_INDEXED), "node 2 at level 2");
-    assert_eq!(g.get32(at::CTX + 120), 1, "launched at level 2");
+    assert_eq!(tag(&g), TAG + 2, "tag advanced again");
+    assert_eq!(host_status(&g, 2), STATUS_INVALID_ENTRY, "carried to level 1's word");
+    let want = NodeDispatch { indirect: [1, 1, 1], workgroup_count: 1, level_workgroups: 1, key_node: 2, ..want };
+    assert_eq!(dispatch(&g, 0, 2), want, "node 2 at level 2");
+    let recs: Vec<u32> = (0..10).map(|r| s.record(&g, TAG + 2, 2, r, 1).expect("node 2's record")[0]).collect();
+    assert_eq!(sorted(recs), [[7; 6].as_slice(), &[9; 4]].concat(), "secondNode's records for node 2");
 }
 
-/// The ring overflows after two allocations: status bit, sink, nothing published for the rest.
+/// The frame pool is full after three of node 1's frames (two more hold the
+/// input's records and grid entries, live at the tag read): the
+/// allocations whose frames cannot be had raise the overflow bit and write
+/// to the sink; their ranks stay taken; what was placed is intact.
 #[test]
 fn allocation_overflow_goes_to_sink() {
     let Some(mut g) = device() else { return };
-    let words = lowered("01_hello_chain.spv", "firstNode", 0, 1);
-    setup(&mut g, &first_node_setup(64, vec![1]));
-    g.run(&words, "firstNode", 0, [5, 1, 1]);
-    assert_eq!(status(&g) & STATUS_PAYLOAD_OVERFLOW, STATUS_PAYLOAD_OVERFLOW);
-    assert_eq!(published(&g).len(), 4);
-    assert_eq!(counted(&g, 1), 4);
-    assert_eq!((g.get32(at::SINK), g.get32(at::SINK + 4)), (NO_NODE, 0), "the sink's header is left alone");
+    let words = lowered("01_hello_chain.spv", "firstNode", |_| {});
+    // Two of node 1's records a frame by rank: one allocation a frame.
+    let nodes = vec![NodeSpec::dynamic(8, (0, 4, 1)).output(vec![1]), NodeSpec::batched(8, 1).max_count(510)];
+    let s = Setup { frame_count: 5, ..Setup::new(nodes, 0, first_node_records(), 5).framed(vec![1, 1]) };
+    assert_eq!(s.geometry(1).per_frame, 2);
+    s.write(&mut g);
+    s.launch(&g, &words, [5, 1, 1]);
+    assert_eq!(level_status(&g, 0), STATUS_PAYLOAD_OVERFLOW);
+    assert_eq!(rank_count(&g, 0, 1), 10);
+    assert_eq!(claimed(&g, 0), 3, "every free frame");
+    let placed: Vec<bool> = (0..10).map(|r| s.place(&g, TAG + 1, 1, r).is_some()).collect();
+    assert_eq!(placed, [[true; 6].as_slice(), &[false; 4]].concat(), "ranks 0..6 in the three frames");
+    for r in (0..6).step_by(2) {
+        let pair = [s.record(&g, TAG + 1, 1, r, 2).unwrap(), s.record(&g, TAG + 1, 1, r + 1, 2).unwrap()];
+        assert!([7, 9].contains(&pair[0][0]) && pair[1][0] == pair[0][0], "ranks {r}, {}: {pair:?}", r + 1);
+    }
+    assert!([7, 9].contains(&sink(&g, 1)[0]), "the lost records went to the sink: {:?}", sink(&g, 4));
+    assert_eq!(s.record(&g, TAG, 0, 1, 2), Some(vec![2, 9]), "the input's frame is left alone");
+    // With the finisher: the status is fatal, nothing is launched next.
+    let finishing = Setup { level_workgroups: 5, ..s };
+    finishing.write(&mut g);
+    finishing.launch(&g, &words, [5, 1, 1]);
+    assert_eq!((host_status(&g, 1), tag(&g)), (STATUS_PAYLOAD_OVERFLOW, TAG + 1));
+    let d = dispatch(&g, 1, 1);
+    let written = (d.record_count, d.workgroup_count, d.indirect[0], d.mode, d.key_node, d.status);
+    assert_eq!(written, (0, 0, 0, RECORDS_FRAMED, 1, g.addr(at::STATUS_WORDS)), "node 1 not launched at level 1");
 }
 
-/// A missing node at the index: status bit, nothing enqueued.
+/// A frame number whose key does not fit 32 bits (ranks near 2^32 with two
+/// records a frame): the frame-range bit, the records go to the sink.
+#[test]
+fn frame_number_out_of_range_goes_to_sink() {
+    let Some(mut g) = device() else { return };
+    let words = lowered("01_hello_chain.spv", "firstNode", |_| {});
+    let nodes = vec![NodeSpec::dynamic(8, (0, 4, 1)).output(vec![1]), NodeSpec::batched(8, 1).max_count(510)];
+    let s = Setup::new(nodes, 0, first_node_records(), 5);
+    s.write(&mut g);
+    g.put32(at::RANKS[0] + COUNTER_STRIDE_BYTES as usize, 0xF000_0000); // node 1's rank counter
+    s.launch(&g, &words, [5, 1, 1]);
+    assert_eq!(level_status(&g, 0), STATUS_FRAME_RANGE);
+    assert_eq!((rank_count(&g, 0, 1), claimed(&g, 0)), (0xF000_000A, 0));
+    assert!([7, 9].contains(&sink(&g, 1)[0]), "the records went to the sink: {:?}", sink(&g, 4));
+}
+
+/// A missing node at the index: status bit, nothing counted or claimed, the
+/// records go to the sink.
 #[test]
 fn invalid_node_index_is_dropped() {
     let Some(mut g) = device() else { return };
-    let words = lowered("01_hello_chain.spv", "firstNode", 0, 1);
-    setup(&mut g, &first_node_setup(1 << 16, vec![NO_NODE]));
-    g.run(&words, "firstNode", 0, [5, 1, 1]);
-    assert_eq!(status(&g), STATUS_INVALID_NODE);
-    assert_eq!(published(&g).len(), 0);
-    assert_eq!(g.get32(at::CTX + 16), 0, "nothing allocated in the ring");
+    let words = lowered("01_hello_chain.spv", "firstNode", |_| {});
+    let s = Setup::new(first_node_graph(vec![NO_NODE]), 0, first_node_records(), 5);
+    s.write(&mut g);
+    let keys = s.pool().keys(&g);
+    s.launch(&g, &words, [5, 1, 1]);
+    assert_eq!(level_status(&g, 0), STATUS_INVALID_NODE);
+    assert_eq!((rank_count(&g, 0, 1), claimed(&g, 0)), (0, 0));
+    assert_eq!(s.pool().keys(&g), keys, "no frame claimed");
+    assert!([7, 9].contains(&sink(&g, 1)[0]), "the records went to the sink: {:?}", sink(&g, 4));
 }
 
-fn second_node(g: &mut Gpu, pack: u32) {
-    let words = lowered("01_hello_chain.spv", "secondNode", 8, pack);
+/// secondNode (slot 1) with 10 records, unpacked or packed `pack` a
+/// workgroup, from contiguous records or from frames (stride 1024: two
+/// records a frame by rank, allocations of 1 and 2, so that some records
+/// sit in the tail of the frame before theirs).
+fn second_node(g: &mut Gpu, pack: u32, framed: bool) {
+    let words = lowered("01_hello_chain.spv", "secondNode", |o| {
+        o.push_offset = 8;
+        o.thread_pack_width = pack;
+    });
     let n = 10u32;
-    let records = (0..n).map(|i| (u32s(&[i % 4, i + 1]), 0, 0)).collect();
+    let records = (0..n).map(|i| u32s(&[i % 4, i + 1])).collect();
     let groups = n.div_ceil(pack);
-    setup(
-        g,
-        &Setup {
-            records,
-            workgroup_count: groups,
-            node_slot: 1,
-            nodes: vec![(0, 0), (1, 0), (2, 0)],
-            links: vec![vec![], vec![2]],
-            ring_capacity: 1 << 16,
-            schedules: vec![],
-            contiguous: None,
-        },
-    );
-    g.run(&words, "secondNode", 8, [groups, 1, 1]);
-    assert_eq!(status(g), 0);
+    let input = if framed { NodeSpec::batched(1024, pack).max_count(2) } else { NodeSpec::batched(8, pack) };
+    let nodes = vec![NodeSpec::batched(8, 1), input.output(vec![2]), NodeSpec::batched(4, 32)];
+    let mut s = Setup::new(nodes, 1, records, groups);
+    if framed {
+        s = s.framed(vec![1, 2, 2, 1, 2, 2]);
+    }
+    s.write(g);
+    if framed {
+        assert_eq!(s.input_ranks_in_tails(g), vec![2, 4], "records in tails");
+    }
+    s.launch(g, &words, [groups, 1, 1]);
+    assert_eq!(level_status(g, 0), 0);
     for k in 0..4u32 {
         let want: u32 = (0..n).filter(|i| i % 4 == k).map(|i| i + 1).sum();
-        assert_eq!(g.get32(at::UAV + 4 * k as usize), want, "UAV[{k}] (pack {pack})");
+        assert_eq!(g.get32(at::UAV + 4 * k as usize), want, "UAV[{k}] (pack {pack}, framed {framed})");
     }
-    let es = published(g);
-    assert_eq!(es.len(), n as usize);
-    let mut eri: Vec<u32> = es.iter().map(|e| g.get32(g.off(e.payload))).collect();
-    eri.sort();
-    let mut want: Vec<u32> = (0..n).map(|i| i % 4).collect();
-    want.sort();
-    assert_eq!(eri, want);
-    assert_eq!(counted(g, 2), n);
+    let eri: Vec<u32> = s.outputs(g, 2, 1).iter().map(|r| r[0]).collect();
+    assert_eq!(sorted(eri), sorted((0..n).map(|i| i % 4).collect()));
 }
 
-/// secondNode: thread launch, one record per workgroup and packed 8 per workgroup.
+/// secondNode: thread launch, one record per workgroup and packed 8 per
+/// workgroup, each from contiguous and from framed records.
 #[test]
 fn thread_node_unpacked_and_packed() {
     let Some(mut g) = device() else { return };
-    second_node(&mut g, 1);
-    second_node(&mut g, 8);
+    for (pack, framed) in [(1, false), (8, false), (1, true), (8, true)] {
+        second_node(&mut g, pack, framed);
+    }
 }
 
-/// thirdNode: coalescing, 32 records per workgroup, 40 records; counts per key.
+/// thirdNode: coalescing, 32 records per workgroup, 40 records spread over
+/// some twenty frames (some in tails); counts per key.
 #[test]
 fn coalescing_node_sees_its_records() {
     let Some(mut g) = device() else { return };
-    let words = lowered("01_hello_chain.spv", "thirdNode", 0, 1);
-    let records = (0..40u32).map(|i| (u32s(&[i % 4]), 0, 0)).collect();
-    setup(&mut g, &Setup { node_slot: 2, nodes: vec![(0, 0); 3], ..Setup::new(records, 2) });
-    g.run(&words, "thirdNode", 0, [2, 1, 1]);
+    let words = lowered("01_hello_chain.spv", "thirdNode", |_| {});
+    let records = (0..40u32).map(|i| u32s(&[i % 4])).collect();
+    let nodes = vec![NodeSpec::batched(8, 1), NodeSpec::batched(8, 1), NodeSpec::batched(1024, 32).max_count(2)];
+    let s = Setup::new(nodes, 2, records, 2).framed([1, 2, 2].repeat(8));
+    s.write(&mut g);
+    assert_eq!(s.input_ranks_in_tails(&g).len(), 8, "records in tails");
+    s.launch(&g, &words, [2, 1, 1]);
     for k in 0..4 {
         assert_eq!(g.get32(at::UAV + 16 + 4 * k), 10, "UAV[4+{k}]");
     }
@@ -381,9 +322,10 @@ fn coalescing_node_sees_its_records() {
 #[test]
 fn static_broadcast_ids() {
     let Some(mut g) = device() else { return };
-    let words = lowered("02_broadcast_static.spv", "staticGrid", 0, 1);
-    setup(&mut g, &Setup::new(vec![(u32s(&[3, 5]), 0, 0)], 8));
-    g.run(&words, "staticGrid", 0, [3, 3, 1]);
+    let words = lowered("02_broadcast_static.spv", "staticGrid", |_| {});
+    let s = Setup::new(vec![NodeSpec::static_grid(8, 8)], 0, vec![u32s(&[3, 5])], 8);
+    s.write(&mut g);
+    s.launch(&g, &words, [3, 3, 1]);
     for gy in 0..2u32 {
         for gx in 0..4u32 {
             for ty in 0..4u32 {
@@ -401,63 +343,79 @@ fn static_broadcast_ids() {
     }
 }
 
-/// 19: RemainingRecursionLevelsAMDX from the record; a self-enqueue gets
-/// parent - 1; with no levels left the node allocates 0 records (no entry).
+/// 19: RemainingRecursionLevelsAMDX from a framed record's meta word; a
+/// self-enqueue's meta word gets parent - 1 (and its count); with no levels
+/// left the node allocates 0 records (nothing counted or claimed). A
+/// contiguous record has the node's own MaxNodeRecursionAMDX (5).
 #[test]
 fn recursion_levels() {
     let Some(mut g) = device() else { return };
-    let words = lowered("19_recursion.spv", "recurse", 0, 1);
-    let base = Setup { nodes: vec![(0, 5)], links: vec![vec![0]], ..Setup::new(vec![(u32s(&[3, 1]), 0, 2)], 1) };
-    setup(&mut g, &base);
-    g.run(&words, "recurse", 0, [1, 1, 1]);
-    assert_eq!(g.get32(at::UAV + 12), 16 + 2);
-    let es = published(&g);
-    assert_eq!(es.len(), 1);
-    assert_eq!((es[0].node, es[0].rank, es[0].remaining), (0, 0, 1));
-    let p = g.off(es[0].payload);
-    assert_eq!((g.get32(p), g.get32(p + 4)), (4, 2));
-    setup(&mut g, &Setup { records: vec![(u32s(&[3, 1]), 0, 0)], ..base });
-    g.run(&words, "recurse", 0, [1, 1, 1]);
-    assert_eq!(g.get32(at::UAV + 12), 16);
-    assert_eq!(published(&g).len(), 0);
-    assert_eq!(status(&g), 0);
+    let words = lowered("19_recursion.spv", "recurse", |_| {});
+    let nodes = vec![NodeSpec::static_grid(8, 1).with_meta().recursion(5).output(vec![0])];
+    let contiguous = Setup::new(nodes, 0, vec![u32s(&[3, 1])], 1);
+    for (remaining, framed) in [(2, true), (0, true), (5, false)] {
+        let mut s = contiguous.clone();
+        if framed {
+            s = Setup { remaining: vec![remaining], ..s.framed(vec![1]) };
+        }
+        s.write(&mut g);
+        s.launch(&g, &words, [1, 1, 1]);
+        assert_eq!(level_status(&g, 0), 0);
+        assert_eq!(g.get32(at::UAV + 12), 16 + remaining, "levels left {remaining}");
+        if remaining == 0 {
+            assert_eq!((rank_count(&g, 0, 0), claimed(&g, 0)), (0, 0), "nothing enqueued");
+            continue;
+        }
+        assert_eq!(s.outputs(&g, 0, 2), vec![vec![4, 2]], "the self-enqueued record");
+        assert_eq!(s.meta(&g, TAG + 1, 0, 0), Some((remaining - 1) | 1 << 16), "its levels left and count");
+    }
 }
 
-/// 23: TrackFinishWritingAMDX: the producer zeroes the hidden counter; of the
-/// consumer's 8 workgroups exactly the last one sees FinishWriting true.
+/// 23: TrackFinishWritingAMDX over two levels. spawner (one workgroup:
+/// also the finisher) zeroes the record's hidden counter in the pool's
+/// garbage, and its enqueue numbers the record for gather's dynamic grid
+/// (grid counter, grid entry); the finisher launches gather's 8 workgroups
+/// from the grid counter; of those exactly the last sees FinishWriting true;
+/// gather's finisher has nothing to launch and zeroes its arguments.
 #[test]
 fn finish_writing_two_levels() {
     let Some(mut g) = device() else { return };
-    let spawner = lowered("23_finish_writing.spv", "spawner", 0, 1);
-    let gather = lowered("23_finish_writing.spv", "gather", 0, 1);
-    setup(&mut g, &Setup { nodes: vec![(0, 0), (1, 0)], links: vec![vec![1]], ..Setup::new(vec![(vec![], 0, 0)], 1) });
-    g.bytes()[at::RING..at::RING + 4096].fill(0xAB); // garbage the kernel must overwrite
-    g.run(&spawner, "spawner", 0, [1, 1, 1]);
-    let es = published(&g);
-    assert_eq!(es.len(), 1);
-    let p = g.off(es[0].payload);
-    assert_eq!(g.get32(p), 8, "grid");
-    assert_eq!(g.get32(p + 36), 0, "hidden counter zeroed");
-    // Level 2: gather consumes that record.
-    g.put64(at::RECORDS, es[0].payload);
-    g.put32(at::RECORDS + 8, 0);
-    g.put32(at::RECORDS + 12, 0);
-    g.put32(at::DISPATCH + 12, 8);
-    g.put32(at::DISPATCH + 16, 1);
-    g.put32(at::DISPATCH + 20, 1);
-    g.run(&gather, "gather", 0, [8, 1, 1]);
-    assert_eq!(g.get32(p + 36), 8, "8 workgroups finished");
+    let spawner = lowered("23_finish_writing.spv", "spawner", |_| {});
+    let gather = lowered("23_finish_writing.spv", "gather", |_| {});
+    let stride = spawner.info.outputs[0].record_stride;
+    let nodes = vec![NodeSpec::static_grid(4, 1).output(vec![1]), NodeSpec::dynamic(stride, (0, 4, 1))];
+    let s = Setup::new(nodes, 0, vec![vec![]], 1);
+    let record = |g: &Gpu| s.record(g, TAG + 1, 1, 0, 10).expect("gather's record");
+    // Without the finisher: what the enqueue counted.
+    s.write(&mut g);
+    s.launch(&g, &spawner, [1, 1, 1]);
+    assert_eq!((rank_count(&g, 0, 1), grid_count(&g, 0, 1)), (1, (1, 8)), "one record, 8 workgroups");
+    assert_eq!(s.entry(&g, TAG + 1, 1, 0), Some((0, 0)), "its grid entry");
+    assert_eq!(record(&g), [[8].as_slice(), &[0; 8], &[0]].concat(), "grid, parts, hidden counter zeroed");
+    // With it: level 1 runs gather.
+    let finishing = Setup { level_workgroups: 1, ..s.clone() };
+    finishing.write(&mut g);
+    finishing.launch(&g, &spawner, [1, 1, 1]);
+    let d = dispatch(&g, 1, 1);
+    assert_eq!((d.indirect, d.workgroup_count, d.record_count, d.mode), ([8, 1, 1], 8, 1, RECORDS_FRAMED));
+    run_indirect(&g, &gather, 1, 1);
+    assert_eq!(record(&g)[9], 8, "8 workgroups finished");
     assert_eq!(g.get32(at::UAV), (0..8).map(|i| i * 10 + 1).sum::<u32>());
+    assert_eq!(tag(&g), TAG + 2);
+    let d = dispatch(&g, 1, 1);
+    assert_eq!((d.indirect, d.workgroup_count), ([0; 3], 0), "nothing after level 1: its arguments zeroed");
 }
 
-/// 08: coalescing with 64 records per workgroup over 100 records; WorkgroupId reads 0.
+/// 08: coalescing with 64 records per workgroup over 100 contiguous records;
+/// WorkgroupId reads 0.
 #[test]
 fn coalescing_count_and_workgroup_id() {
     let Some(mut g) = device() else { return };
-    let words = lowered("08_coalescing_array.spv", "coalesce", 0, 1);
-    let records = (0..100u32).map(|i| (u32s(&[i % 8, 1]), 0, 0)).collect();
-    setup(&mut g, &Setup::new(records, 2));
-    g.run(&words, "coalesce", 0, [2, 1, 1]);
+    let words = lowered("08_coalescing_array.spv", "coalesce", |_| {});
+    let records = (0..100u32).map(|i| u32s(&[i % 8, 1])).collect();
+    let s = Setup::new(vec![NodeSpec::batched(8, 64)], 0, records, 2);
+    s.write(&mut g);
+    s.launch(&g, &words, [2, 1, 1]);
     for k in 0..8usize {
         let want = (0..100).filter(|i| i % 8 == k).count() as u32;
         assert_eq!(g.get32(at::UAV + 4 * k), want, "key {k}");
@@ -465,35 +423,55 @@ fn coalescing_count_and_workgroup_id() {
     assert_eq!(g.get32(at::UAV + 4 * 1023), 100, "sum of counts + gid.x (0)");
 }
 
-/// 24: RW coalesced input records are written in place.
+/// 24: RW coalesced input records are written in place, in their frames.
 #[test]
 fn rw_input_records() {
     let Some(mut g) = device() else { return };
-    let words = lowered("24_rw_input.spv", "rwInput", 0, 1);
-    let records = (0..12u32).map(|i| (u32s(&[i * 3, 0]), 0, 0)).collect();
-    setup(&mut g, &Setup::new(records, 2));
-    g.run(&words, "rwInput", 0, [2, 1, 1]);
+    let words = lowered("24_rw_input.spv", "rwInput", |_| {});
+    let records = (0..12u32).map(|i| u32s(&[i * 3, 0])).collect();
+    let s = Setup::new(vec![NodeSpec::batched(1024, 8).max_count(2)], 0, records, 2).framed(vec![2, 1, 2, 2, 1, 2, 2]);
+    s.write(&mut g);
+    assert!(!s.input_ranks_in_tails(&g).is_empty(), "records in tails");
+    s.launch(&g, &words, [2, 1, 1]);
     for i in 0..12u32 {
         assert_eq!(g.get32(at::UAV + 4 * (i * 3) as usize), i * 6 + 1);
-        let off = at::INPUTS + (11 - i as usize) * 64;
-        assert_eq!(g.get32(off + 4), i * 6 + 1, "record {i} result member");
+        assert_eq!(s.record(&g, TAG, 0, i, 2), Some(vec![i * 3, i * 6 + 1]), "record {i} result member");
     }
 }
 
-/// 20: the ShaderIndexAMDX builtin reads LowerOptions::shader_index.
+/// 20: the ShaderIndexAMDX builtin reads LowerOptions::shader_index (packed 4).
 #[test]
 fn shader_index_builtin() {
     let Some(mut g) = device() else { return };
-    let words = lowered_with("20_shader_index_builtin.spv", "material", 0, 4, 42);
-    let records = (0..6u32).map(|i| (u32s(&[i]), 0, 0)).collect();
-    setup(&mut g, &Setup::new(records, 2));
-    g.run(&words, "material", 0, [2, 1, 1]);
-    for i in 0..6 {
-        assert_eq!(g.get32(at::UAV + 4 * i), 42);
-    }
+    let words = lowered("20_shader_index_builtin.spv", "material", |o| {
+        o.thread_pack_width = 4;
+        o.shader_index = 42;
+    });
+    let records = (0..6u32).map(|i| u32s(&[i])).collect();
+    let s = Setup::new(vec![NodeSpec::batched(4, 4).shader_index(77)], 0, records, 2);
+    s.write(&mut g);
+    s.launch(&g, &words, [2, 1, 1]);
+    assert_eq!(g.words(at::UAV, 6), [42; 6]);
 }
 
-/// 06: a u16x3 dispatch grid at offset 4.
+/// 20 lowered against its graph: ShaderIndexAMDX reads the node's
+/// `NodeInfo::shader_index` (so that the members of a node array share one kernel).
+#[test]
+fn shader_index_from_node_info_with_tables() {
+    let Some(mut g) = device() else { return };
+    let records = (0..6u32).map(|i| u32s(&[i])).collect();
+    let s = Setup::new(vec![NodeSpec::batched(4, 4).shader_index(77)], 0, records, 2);
+    let words = lowered("20_shader_index_builtin.spv", "material", |o| {
+        o.thread_pack_width = 4;
+        o.shader_index = 42;
+        o.tables = Some(s.tables());
+    });
+    s.write(&mut g);
+    s.launch(&g, &words, [2, 1, 1]);
+    assert_eq!(g.words(at::UAV, 6), [77; 6]);
+}
+
+/// 06: a u16x3 dispatch grid at offset 4, from a framed record (its grid entry).
 #[test]
 fn dynamic_grid_u16() {
     let Some(mut g) = device() else { return };
@@ -501,89 +479,115 @@ fn dynamic_grid_u16() {
         eprintln!("skipped: device without 16-bit storage");
         return;
     }
-    let words = lowered("06_broadcast_dynamic_u16x3.spv", "dynGrid16", 0, 1);
+    let words = lowered("06_broadcast_dynamic_u16x3.spv", "dynGrid16", |_| {});
     let mut p = 5u32.to_le_bytes().to_vec();
     for v in [2u16, 3, 2, 7] {
         p.extend(v.to_le_bytes());
     }
-    setup(&mut g, &Setup::new(vec![(p, 0, 0)], 12));
-    g.run(&words, "dynGrid16", 0, [12, 1, 1]);
+    let s = Setup::new(vec![NodeSpec::dynamic(12, (4, 2, 3))], 0, vec![p], 12).framed(vec![1]);
+    s.write(&mut g);
+    s.launch(&g, &words, [12, 1, 1]);
     for flat in 0..96 {
         assert_eq!(g.get32(at::UAV + 4 * flat), 12, "flat {flat}");
     }
     assert_eq!(g.get32(at::UAV + 4 * 96), 0);
 }
 
-/// v15: OpIsNodePayloadValidAMDX on a sparse node array guards the allocation.
-#[test]
-fn sparse_array_is_valid() {
+/// v15: OpIsNodePayloadValidAMDX on a sparse node array guards the
+/// allocation; 16 framed input records.
+fn sparse_array(tables: bool) {
     let Some(mut g) = device() else { return };
-    let w = common::read_spv(&common::crate_dir().join("tests/corpus/val-exempt/v15_output_sparse_array.spv"));
-    let l = lower(&w, &LowerOptions::new("sparseArray")).unwrap();
     let slots = vec![1, NO_NODE, 3, NO_NODE, 5, NO_NODE, 7, NO_NODE];
-    let records = (0..16u32).map(|i| (u32s(&[i]), 0, 0)).collect();
-    setup(&mut g, &Setup { nodes: vec![(0, 0); 8], links: vec![slots], ..Setup::new(records, 16) });
-    g.run(&l.words, "sparseArray", 0, [16, 1, 1]);
-    assert_eq!(status(&g), 0, "no invalid allocation happened");
-    let mut got: Vec<(u32, u32)> = published(&g).iter().map(|e| (e.node, g.get32(g.off(e.payload)))).collect();
-    got.sort();
-    let mut want: Vec<(u32, u32)> = (0..16u32).filter(|v| (v & 7) % 2 == 0).map(|v| ((v & 7) + 1, v)).collect();
-    want.sort();
-    assert_eq!(got, want);
+    let mut nodes = vec![NodeSpec::batched(1024, 1).max_count(2).output(slots)];
+    nodes.extend((1..8).map(|_| NodeSpec::batched(4, 1)));
+    let records = (0..16u32).map(|i| u32s(&[i])).collect();
+    let s = Setup::new(nodes, 0, records, 16).framed(vec![2; 8]);
+    let words = lowered_for(&s, tables, "val-exempt/v15_output_sparse_array.spv", "sparseArray");
+    s.write(&mut g);
+    s.launch(&g, &words, [16, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0, "no invalid allocation happened");
+    for node in 1..8u32 {
+        let got: Vec<u32> = s.outputs(&g, node, 1).iter().map(|r| r[0]).collect();
+        let want: Vec<u32> = (0..16u32).filter(|v| (v & 7) + 1 == node && (v & 7) % 2 == 0).collect();
+        assert_eq!(sorted(got), want, "node {node}");
+    }
 }
 
-/// v25: payload pointers passed to helper functions (input array, record, output array).
+/// See [`sparse_array`] (lowered without the graph's tables).
+#[test]
+fn sparse_array_is_valid() {
+    sparse_array(false);
+}
+
+/// The same lowered against the graph's tables (a slot table with holes).
+#[test]
+fn sparse_array_is_valid_with_tables() {
+    sparse_array(true);
+}
+
+/// v25: payload pointers passed to helper functions (input array, record,
+/// output array); the allocation's 4 records are adjacent in one frame.
 #[test]
 fn payload_pointers_through_functions() {
     let Some(mut g) = device() else { return };
-    let w = common::read_spv(&common::crate_dir().join("tests/corpus/val-exempt/v25_payload_function_param.spv"));
-    let l = lower(&w, &LowerOptions::new("funcParams")).unwrap();
-    let stride4 = (SCHEDULE_BATCHED, 1, 4, (0, 4, 0));
-    setup(
-        &mut g,
-        &Setup {
-            nodes: vec![(0, 0), (1, 0)],
-            links: vec![vec![1]],
-            schedules: vec![stride4, stride4],
-            ..Setup::new(vec![(u32s(&[5, 3]), 0, 0)], 1)
-        },
-    );
-    g.run(&l.words, "funcParams", 0, [1, 1, 1]);
-    let es = published(&g);
-    assert_eq!(es.iter().map(|e| (e.node, e.rank)).collect::<Vec<_>>(), vec![(1, 0), (1, 1), (1, 2), (1, 3)]);
-    let vals: Vec<u32> = es.iter().map(|e| g.get32(g.off(e.payload))).collect();
-    assert_eq!(vals, vec![5, 8, 11, 14]);
-    assert_eq!(es[1].payload, es[0].payload + 4, "one allocation: adjacent records");
+    let words = lowered("val-exempt/v25_payload_function_param.spv", "funcParams", |_| {});
+    let nodes = vec![NodeSpec::static_grid(8, 1).output(vec![1]), NodeSpec::batched(4, 1).max_count(4)];
+    let s = Setup::new(nodes, 0, vec![u32s(&[5, 3])], 1);
+    s.write(&mut g);
+    s.launch(&g, &words, [1, 1, 1]);
+    assert_eq!(s.outputs(&g, 1, 1), vec![vec![5], vec![8], vec![11], vec![14]]);
+    let at: Vec<usize> = (0..4).map(|r| s.record_offset(&g, TAG + 1, 1, r).unwrap()).collect();
+    assert_eq!(at, (0..4).map(|r| at[0] + 4 * r).collect::<Vec<_>>(), "one allocation: adjacent records");
 }
 
 /// 34: handles as values (Function variables, copies, phis, a helper taking
 /// the variable and returning the handle, length and validity asked of the
-/// variable): every write lands in the enqueued records.
+/// variable): every write lands in the enqueued records; the length asked
+/// of a handle that is not the allocation's result reads the first record's
+/// meta word (so the target keeps them).
 #[test]
 fn handles_as_values() {
     let Some(mut g) = device() else { return };
-    let words = lowered("34_handles_as_values.spv", "handles", 0, 1);
+    let words = lowered("34_handles_as_values.spv", "handles", |_| {});
     let base = 40;
-    setup(
-        &mut g,
-        &Setup { nodes: vec![(0, 0), (1, 0)], links: vec![vec![1]], ..Setup::new(vec![(u32s(&[base]), 0, 0)], 1) },
-    );
-    g.run(&words, "handles", 0, [1, 1, 1]);
-    assert_eq!(status(&g), 0);
-    let es = published(&g);
-    assert_eq!(es.len(), 8, "{es:?}");
-    let mut got: Vec<(u32, u32)> = es
-        .iter()
-        .map(|e| {
-            assert_eq!(e.node, 1);
-            let p = g.off(e.payload);
-            (g.get32(p), g.get32(p + 4))
-        })
-        .collect();
-    got.sort();
-    let mut want: Vec<(u32, u32)> = (0..4).flat_map(|t| [(base + t, 11), (100 + t, 11)]).collect();
-    want.sort();
-    assert_eq!(got, want);
+    let nodes = vec![NodeSpec::static_grid(1024, 1).output(vec![1]), NodeSpec::batched(8, 1).max_count(2).with_meta()];
+    let s = Setup::new(nodes, 0, vec![u32s(&[base])], 1).framed(vec![1]);
+    s.write(&mut g);
+    s.launch(&g, &words, [1, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    let got: Vec<(u32, u32)> = s.outputs(&g, 1, 2).iter().map(|r| (r[0], r[1])).collect();
+    let want: Vec<(u32, u32)> = (0..4).flat_map(|t| [(base + t, 11), (100 + t, 11)]).collect();
+    assert_eq!(sorted(got), sorted(want));
+    let metas: Vec<Option<u32>> = (0..8).map(|r| s.meta(&g, TAG + 1, 1, r)).collect();
+    assert_eq!(metas, vec![Some(1 << 16); 8], "allocations of one record each");
+}
+
+/// 34 with a target that takes its grid from the payload (a uint at offset
+/// 0): enqueueing the variable's handle, which is not the output's last
+/// allocation, finds its target, rank and count from the record's frame
+/// key, place and meta word; every record gets a grid entry whose first
+/// workgroup follows the grids of the entries before it.
+#[test]
+fn handles_as_values_into_a_dynamic_grid() {
+    let Some(mut g) = device() else { return };
+    let words = lowered("34_handles_as_values.spv", "handles", |_| {});
+    let target = NodeSpec::dynamic(8, (0, 4, 1)).max_count(2).with_meta();
+    let nodes = vec![NodeSpec::static_grid(4, 1).output(vec![1]), target];
+    let s = Setup::new(nodes, 0, vec![u32s(&[40])], 1);
+    s.write(&mut g);
+    s.launch(&g, &words, [1, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    let grids: Vec<u32> = s.outputs(&g, 1, 1).iter().map(|r| r[0]).collect();
+    let total: u32 = grids.iter().sum();
+    assert_eq!(total, (0..4).map(|t| 40 + t + 100 + t).sum::<u32>());
+    assert_eq!(grid_count(&g, 0, 1), (8, total), "entries and workgroups");
+    let entries: Vec<(u32, u32)> = (0..8).map(|e| s.entry(&g, TAG + 1, 1, e).expect("grid entry")).collect();
+    let mut start = 0;
+    for &(first, rank) in &entries {
+        assert_eq!(first, start, "entries {entries:?} of grids {grids:?}");
+        start += grids[rank as usize];
+    }
+    assert_eq!(sorted(entries.iter().map(|e| e.1).collect()), (0..8).collect::<Vec<_>>(), "one entry a rank");
 }
 
 /// v26: OpPtrAccessChain across input records, with the records contiguous
@@ -591,62 +595,45 @@ fn handles_as_values() {
 #[test]
 fn ptr_access_chain_over_contiguous_records() {
     let Some(mut g) = device() else { return };
-    let w = common::read_spv(&common::crate_dir().join("tests/corpus/val-exempt/v26_ptr_access_chain.spv"));
-    let l = lower(&w, &LowerOptions::new("ptrWalk")).unwrap();
-    assert!(l.info.input_needs_contiguous_records);
-    let records = (0..20u32).map(|i| (u32s(&[if i < 16 { 2 } else { 3 }, i]), 0, 0)).collect();
-    setup(&mut g, &Setup { contiguous: Some(8), ..Setup::new(records, 2) });
-    g.run(&l.words, "ptrWalk", 0, [2, 1, 1]);
+    let words = lowered("val-exempt/v26_ptr_access_chain.spv", "ptrWalk", |_| {});
+    assert!(words.info.input_needs_contiguous_records);
+    let records = (0..20u32).map(|i| u32s(&[if i < 16 { 2 } else { 3 }, i])).collect();
+    let s = Setup::new(vec![NodeSpec::batched(8, 16)], 0, records, 2);
+    s.write(&mut g);
+    s.launch(&g, &words, [2, 1, 1]);
     assert_eq!(g.get32(at::UAV + 8), (0..16).sum::<u32>());
     assert_eq!(g.get32(at::UAV + 12), (16..20).sum::<u32>());
 }
 
-/// firstNode with 7 records (grids 1, 0, 4, 2, 16, 3, 1: one empty) in one
-/// dispatch of 5x6 workgroups: the binary search finds each workgroup's record.
+/// firstNode with 7 framed records (grids 1, 0, 4, 2, 16, 3, 1: one empty;
+/// their grid entries in reverse rank order) in one dispatch of 5x6
+/// workgroups: the binary search over the entries finds each workgroup's
+/// record.
 #[test]
 fn dynamic_broadcast_many_records() {
     let Some(mut g) = device() else { return };
-    let words = lowered("01_hello_chain.spv", "firstNode", 0, 1);
+    let words = lowered("01_hello_chain.spv", "firstNode", |_| {});
     let grids = [1u32, 0, 4, 2, 16, 3, 1];
-    let mut start = 0;
-    let mut records = vec![];
-    for (i, gr) in grids.iter().enumerate() {
-        records.push((u32s(&[*gr, 100 + i as u32]), start, 0));
-        start += gr;
-    }
-    let mut s = first_node_setup(1 << 20, vec![1]);
-    s.records = records;
-    s.workgroup_count = start;
-    setup(&mut g, &s);
-    g.run(&words, "firstNode", 0, [5, 6, 1]);
-    assert_eq!(status(&g), 0);
-    let mut got: Vec<[u32; 2]> = published(&g)
-        .iter()
-        .map(|e| {
-            let p = g.off(e.payload);
-            [g.get32(p), g.get32(p + 4)]
-        })
-        .collect();
-    got.sort();
-    let mut want = vec![];
-    for (i, gr) in grids.iter().enumerate() {
-        for w in 0..*gr {
-            let ri = 100 + i as u32;
-            want.push([ri, (w * 2) * 2 + 1]);
-            want.push([ri, (w * 2 + 1) * 2 + 2]);
-        }
-    }
-    want.sort();
-    assert_eq!(got, want);
+    let records = grids.iter().enumerate().map(|(i, gr)| u32s(&[*gr, 100 + i as u32])).collect();
+    let mut nodes = first_node_graph(vec![1]);
+    nodes[0] = NodeSpec::dynamic(1024, (0, 4, 1)).max_count(2).output(vec![1]);
+    let s = Setup::new(nodes, 0, records, grids.iter().sum()).framed(vec![2, 1, 2, 2]);
+    s.write(&mut g);
+    assert!(!s.input_ranks_in_tails(&g).is_empty(), "records in tails");
+    s.launch(&g, &words, [5, 6, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    let want: Vec<(u32, u32)> = grids.iter().enumerate().map(|(i, gr)| (100 + i as u32, *gr)).collect();
+    assert_eq!(first_node_pairs(&g, &s), first_node_outputs(&want));
 }
 
 /// 03: a 3-D dynamic grid (uint3 at offset 0) decomposed x-fastest.
 #[test]
 fn dynamic_grid_3d() {
     let Some(mut g) = device() else { return };
-    let words = lowered("03_broadcast_dynamic_uint3.spv", "dynGrid3", 0, 1);
-    setup(&mut g, &Setup::new(vec![(u32s(&[3, 2, 2, 1000]), 0, 0)], 12));
-    g.run(&words, "dynGrid3", 0, [4, 4, 1]);
+    let words = lowered("03_broadcast_dynamic_uint3.spv", "dynGrid3", |_| {});
+    let s = Setup::new(vec![NodeSpec::dynamic(16, (0, 4, 3))], 0, vec![u32s(&[3, 2, 2, 1000])], 12);
+    s.write(&mut g);
+    s.launch(&g, &words, [4, 4, 1]);
     for flat in 0..12 * 16u32 {
         assert_eq!(g.get32(at::UAV + 4 * flat as usize), 1000 + flat % 16, "flat {flat}");
     }
@@ -657,9 +644,10 @@ fn dynamic_grid_3d() {
 #[test]
 fn implicit_grid_payload() {
     let Some(mut g) = device() else { return };
-    let words = lowered("07_broadcast_no_input.spv", "noInput", 0, 1);
-    setup(&mut g, &Setup::new(vec![(u32s(&[3, 2, 1]), 0, 0)], 6));
-    g.run(&words, "noInput", 0, [6, 1, 1]);
+    let words = lowered("07_broadcast_no_input.spv", "noInput", |_| {});
+    let s = Setup::new(vec![NodeSpec::dynamic(12, (0, 4, 3))], 0, vec![u32s(&[3, 2, 1])], 6);
+    s.write(&mut g);
+    s.launch(&g, &words, [6, 1, 1]);
     for y in 0..2u32 {
         for x in 0..3u32 {
             assert_eq!(g.get32(at::UAV + 4 * (y * 128 + x) as usize), x + y * 65536);
@@ -668,16 +656,20 @@ fn implicit_grid_payload() {
 }
 
 /// 04: a 1-D grid of 70000 workgroups (> 65535) dispatched as 65535 x 2: the
-/// kernel still sees ids inside the full grid.
+/// kernel still sees ids inside the full grid. All 131070 workgroups count
+/// themselves done (about 2048 a done group): the last one finishes the
+/// level, once, and leaves every done counter zero.
 #[test]
 fn grid_larger_than_65535_is_split() {
     let Some(mut g) = device() else { return };
-    let words = lowered("04_broadcast_dynamic_uint1.spv", "dynGrid1", 0, 1);
+    let words = lowered("04_broadcast_dynamic_uint1.spv", "dynGrid1", |_| {});
     let mut p = u32s(&[1, 70000]);
     p.extend(0.5f32.to_le_bytes());
     p.extend(1.5f32.to_le_bytes());
-    setup(&mut g, &Setup::new(vec![(p, 0, 0)], 70000));
-    g.run(&words, "dynGrid1", 0, [65535, 2, 1]);
+    let nodes = vec![NodeSpec::dynamic(16, (4, 4, 1))];
+    let s = Setup { level_workgroups: 65535 * 2, ..Setup::new(nodes, 0, vec![p], 70000) };
+    s.write(&mut g);
+    s.launch(&g, &words, [65535, 2, 1]);
     let total = 70000 * 32;
     for dtid in [0usize, 1, 31, 32, 65535 * 32 - 1, 65535 * 32, 65535 * 32 + 1, total - 1] {
         let v = f32::from_bits(g.get32(at::UAV + 4 * dtid));
@@ -685,42 +677,58 @@ fn grid_larger_than_65535_is_split() {
         assert_eq!(v, want, "dtid {dtid}");
     }
     assert_eq!(g.get32(at::UAV + 4 * total), 0, "nothing past the grid");
+    assert_eq!(tag(&g), TAG + 1, "one finisher");
+    assert_eq!((done(&g, 0), done_groups_sum(&g)), (0, 0), "done counters zero again");
 }
 
-/// 13: Invocation-visibility allocations with a per-thread count (0..3).
-#[test]
-fn per_thread_allocations() {
+/// 13: Invocation-visibility allocations with a per-thread count (0..3),
+/// into frames of five records by rank: allocations run into the frames'
+/// tails; every allocation's records are adjacent ranks with its count in
+/// the first meta word; each frame holding an allocation's first record
+/// was claimed once, and zero-record allocations claim nothing.
+fn per_thread_allocations(tables: bool) {
     let Some(mut g) = device() else { return };
-    let words = lowered("13_output_thread_records.spv", "threadRecords", 0, 1);
-    setup(
-        &mut g,
-        &Setup {
-            nodes: vec![(0, 0), (1, 0)],
-            links: vec![vec![1]],
-            schedules: vec![(SCHEDULE_BATCHED, 1, 8, (0, 4, 0)); 2],
-            ..Setup::new(vec![(u32s(&[1]), 0, 0)], 2)
-        },
-    );
-    g.run(&words, "threadRecords", 0, [2, 1, 1]);
-    assert_eq!(status(&g), 0);
-    let mut got = vec![];
-    for e in published(&g) {
-        assert_eq!(e.node, 1);
-        let p = g.off(e.payload);
-        got.push((g.get32(p), g.get32(p + 4)));
-    }
-    got.sort();
-    let mut want = vec![];
-    for dtid in 0..64u32 {
-        for i in 0..(dtid + 1) & 3 {
-            want.push((dtid, i));
+    let nodes = vec![
+        NodeSpec::static_grid(4, 2).output(vec![1]),
+        NodeSpec::batched(8, 1).max_count(337).with_meta().recursion(3),
+    ];
+    let s = Setup::new(nodes, 0, vec![u32s(&[1])], 2);
+    assert_eq!(s.geometry(1).per_frame, 5);
+    let words = lowered_for(&s, tables, "13_output_thread_records.spv", "threadRecords");
+    s.write(&mut g);
+    s.launch(&g, &words, [2, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    let recs = s.outputs(&g, 1, 2);
+    let want: Vec<(u32, u32)> = (0..64u32).flat_map(|dtid| (0..(dtid + 1) & 3).map(move |i| (dtid, i))).collect();
+    assert_eq!(sorted(recs.iter().map(|r| (r[0], r[1])).collect()), want);
+    let (mut rank, mut first_frames, mut crossings) = (0, std::collections::BTreeSet::new(), 0);
+    while rank < recs.len() as u32 {
+        let count = s.meta(&g, TAG + 1, 1, rank).unwrap() >> 16;
+        assert!((1..=3).contains(&count), "rank {rank} starts an allocation of {count}");
+        for i in 0..count {
+            let r = rank + i;
+            assert_eq!((recs[r as usize][0], recs[r as usize][1]), (recs[rank as usize][0], i), "rank {r}");
+            let meta = if i == 0 { 3 | count << 16 } else { 3 };
+            assert_eq!(s.meta(&g, TAG + 1, 1, r), Some(meta), "rank {r}'s meta word");
+            crossings += u32::from(s.place(&g, TAG + 1, 1, r).unwrap().in_tail);
         }
+        first_frames.insert(s.place(&g, TAG + 1, 1, rank).unwrap().frame);
+        rank += count;
     }
-    assert_eq!(got, want);
-    assert_eq!(counted(&g, 1), want.len() as u32);
-    // 16 invocations each of 1, 2, 3 and 0 records of 8 bytes: headers and
-    // records rounded to 16 (32, 32, 48), nothing for the zero allocations.
-    assert_eq!(g.get32(at::CTX + 16), 16 * (32 + 32 + 48), "ring bytes");
+    assert!(crossings > 0, "some allocation ran into a frame's tail");
+    assert_eq!(claimed(&g, 0) as usize, first_frames.len(), "frames claimed");
+}
+
+/// See [`per_thread_allocations`] (lowered without the graph's tables).
+#[test]
+fn per_thread_allocations_into_tails() {
+    per_thread_allocations(false);
+}
+
+/// The same lowered against the graph's tables.
+#[test]
+fn per_thread_allocations_into_tails_with_tables() {
+    per_thread_allocations(true);
 }
 
 /// 14: Workgroup-visibility allocation on a node array with base index 2; an
@@ -728,42 +736,36 @@ fn per_thread_allocations() {
 #[test]
 fn node_array_with_base_index() {
     let Some(mut g) = device() else { return };
-    let words = lowered("14_output_group_records_array.spv", "groupRecords", 0, 1);
+    let words = lowered("14_output_group_records_array.spv", "groupRecords", |_| {});
     let slots = vec![NO_NODE, NO_NODE, 10, 11, 12, 13];
-    let s = Setup {
-        nodes: vec![(0, 0); 14],
-        links: vec![slots],
-        schedules: vec![(SCHEDULE_BATCHED, 1, 4, (0, 4, 0)); 14],
-        ..Setup::new(vec![(u32s(&[5, 1]), 0, 0)], 1)
-    };
-    setup(&mut g, &s);
-    g.run(&words, "groupRecords", 0, [1, 1, 1]);
-    assert_eq!(status(&g), 0);
-    let es = published(&g);
-    assert_eq!(es.iter().map(|e| (e.node, e.rank)).collect::<Vec<_>>(), (0..5).map(|r| (11, r)).collect::<Vec<_>>());
-    assert_eq!(es.iter().map(|e| g.get32(g.off(e.payload))).collect::<Vec<_>>(), vec![1, 11, 21, 31, 41]);
-    setup(&mut g, &Setup { records: vec![(u32s(&[5, 7]), 0, 0)], ..s });
-    g.run(&words, "groupRecords", 0, [1, 1, 1]);
-    assert_eq!(status(&g), STATUS_INVALID_NODE);
-    assert_eq!(published(&g).len(), 0);
+    let mut nodes = vec![NodeSpec::static_grid(8, 1).output(slots)];
+    nodes.extend((1..14).map(|_| NodeSpec::batched(4, 1).max_count(64)));
+    let s = Setup::new(nodes, 0, vec![u32s(&[5, 1])], 1).framed(vec![1]);
+    s.write(&mut g);
+    s.launch(&g, &words, [1, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    assert_eq!(s.outputs(&g, 11, 1), vec![vec![1], vec![11], vec![21], vec![31], vec![41]]);
+    assert_eq!((10..14).map(|n| rank_count(&g, 0, n)).collect::<Vec<_>>(), vec![0, 5, 0, 0]);
+    let s = Setup { records: vec![u32s(&[5, 7])], ..s };
+    s.write(&mut g);
+    s.launch(&g, &words, [1, 1, 1]);
+    assert_eq!(level_status(&g, 0), STATUS_INVALID_NODE);
+    assert_eq!(((10..14).map(|n| rank_count(&g, 0, n)).sum::<u32>(), claimed(&g, 0)), (0, 0));
 }
 
-/// 18: empty payloads: only counts travel (Invocation and Workgroup visibility).
+/// 18: empty payloads: only counts travel (Invocation and Workgroup
+/// visibility); the targets' records are frameless: no frame is claimed.
 #[test]
 fn empty_outputs_count_only() {
     let Some(mut g) = device() else { return };
-    let words = lowered("18_output_empty.spv", "emptyOutputs", 0, 1);
-    let s = Setup {
-        nodes: vec![(0, 0); 9],
-        links: vec![vec![5], vec![6, 7, 8]],
-        schedules: vec![(SCHEDULE_BATCHED, 1, 4, (0, 4, 0)); 9],
-        ..Setup::new(vec![(vec![], 0, 0)], 1)
-    };
-    setup(&mut g, &s);
-    g.run(&words, "emptyOutputs", 0, [1, 1, 1]);
-    assert_eq!(status(&g), 0);
-    let got: Vec<(u32, u32)> = published(&g).iter().map(|e| (e.node, e.rank)).collect();
-    let want: Vec<(u32, u32)> = (0..8).map(|r| (5, r)).chain((0..4).map(|r| (8, r))).collect();
-    assert_eq!(got, want);
-    assert_eq!((counted(&g, 5), counted(&g, 8)), (8, 4));
+    let words = lowered("18_output_empty.spv", "emptyOutputs", |_| {});
+    let mut nodes = vec![NodeSpec::batched(4, 1).output(vec![5]).output(vec![6, 7, 8])];
+    nodes.extend((1..9).map(|_| NodeSpec::batched(4, 1).max_count(16).frameless()));
+    let s = Setup::new(nodes, 0, vec![vec![]], 1);
+    s.write(&mut g);
+    let keys = s.pool().keys(&g);
+    s.launch(&g, &words, [1, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    assert_eq!((0..9).map(|n| rank_count(&g, 0, n)).collect::<Vec<_>>(), [0, 0, 0, 0, 0, 8, 0, 0, 4]);
+    assert_eq!((claimed(&g, 0), s.pool().keys(&g) == keys), (0, true), "no frame claimed");
 }

@@ -3,9 +3,11 @@
 //! counts match the chain's known work: level 0, firstNode: 4 records, 40
 //! workgroups; level 1, secondNode: 80 records (thread nodes, 64 to a
 //! workgroup: 2 workgroups); level 2, thirdNode: 80 records (coalescing 32:
-//! 3 workgroups); and the payload ring's use per level (firstNode's 80
-//! records of 8 bytes) within its capacity. A second dispatch writes a second
-//! line. Own file: the setting is read from the environment once per process.
+//! 3 workgroups); and the scratch frames each level's records took
+//! (firstNode's 80 records of 8 bytes and secondNode's 80: one frame each;
+//! thirdNode enqueues nothing) within the pool. A second dispatch writes a
+//! second line. Own file: the setting is read from the environment once per
+//! process.
 
 use ash::vk;
 use conformance_tests::graph::{hello_chain_records, TestGraph};
@@ -58,9 +60,11 @@ fn dispatches_are_counted_per_level_and_node() {
         let expected = [("firstNode", 4, 40), ("secondNode", 80, 2), ("thirdNode", 80, 3)];
         let expected: Vec<(String, u64, u64)> = expected.iter().map(|&(n, r, w)| (n.to_string(), r, w)).collect();
         assert_eq!(levels, expected, "{v}");
-        let ring = v["levels"][0]["ring_bytes"].as_u64().expect("ring bytes");
-        assert!(ring >= 80 * 8, "level 0 allocated {ring} ring bytes for 80 records of 8 bytes");
-        assert!(v["ring_high_water"].as_u64() >= Some(ring));
-        assert!(v["ring_capacity"].as_u64() > v["ring_high_water"].as_u64(), "{v}");
+        let frames: Vec<u64> =
+            v["levels"].as_array().expect("levels").iter().map(|l| l["frames"].as_u64().expect("frames")).collect();
+        assert_eq!(frames, [1, 1, 0], "frames claimed per level: {v}");
+        assert_eq!(v["frames_high_water"].as_u64(), Some(1), "{v}");
+        assert!(v["frame_count"].as_u64() > Some(1), "{v}");
+        assert_eq!(v["frame_bytes"].as_u64(), Some(4096), "{v}");
     }
 }

@@ -11,9 +11,11 @@ use super::{c_str, slice};
 use crate::amdx;
 use crate::device::{CommandBufferState, DeviceState, StatusSlot};
 use crate::graph::driver::placeholder_pipeline;
+use crate::graph::entry::{MAX_HOST_BYTES, MAX_HOST_RECORDS};
 use crate::graph::pipeline::{create_graph, GraphPipeline, MetaPipelines};
 use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, Recorded};
 use crate::graph::scratch::ScratchTarget;
+use crate::graph::status::StatusTarget;
 use ash::vk;
 use std::sync::Arc;
 
@@ -266,36 +268,28 @@ pub(super) unsafe extern "system" fn cmd_initialize_scratch(
     })
 }
 
-/// What level 0 of a host dispatch may hold in the scratch given: the
-/// application's counts are checked against it before anything is copied.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct HostCapacity {
-    /// Records (`RecordRef`s) the level-0 list holds.
-    pub records: u64,
-    /// Payload bytes ring half 1 holds.
-    pub payload_bytes: u64,
-}
-
-/// Reads the host infos of `vkCmdDispatchGraphAMDX` into entry inputs,
-/// after checking every count against `capacity` (with no arithmetic that
-/// can wrap), so that hostile counts cost neither memory nor time.
+/// Reads the host infos of `vkCmdDispatchGraphAMDX` into entry inputs that
+/// borrow the application's payloads, after checking every count against
+/// what a host dispatch may give (`MAX_HOST_RECORDS`, `MAX_HOST_BYTES`,
+/// with no arithmetic that can wrap), so that hostile counts cost neither
+/// memory nor time.
 ///
 /// # Safety
-/// `count_info` must follow the command's valid usage (host addresses).
-unsafe fn host_inputs(
+/// `count_info` must follow the command's valid usage (host addresses,
+/// which stay valid while the command is recorded).
+unsafe fn host_inputs<'a>(
     graph: &GraphPipeline,
-    count_info: &amdx::DispatchGraphCountInfo,
-    capacity: HostCapacity,
-) -> Result<Vec<EntryInput>, String> {
+    count_info: &'a amdx::DispatchGraphCountInfo,
+) -> Result<Vec<EntryInput<'a>>, String> {
     // SAFETY: host address of `count` infos at `stride` (caller's contract).
     let infos = unsafe { count_info.infos.host_address }.cast::<u8>();
     if infos.is_null() && count_info.count > 0 {
         return Err("infos.hostAddress is null".into());
     }
-    if u64::from(count_info.count) > capacity.records.max(1) {
+    if u64::from(count_info.count) > MAX_HOST_RECORDS {
         return Err(format!(
-            "{} infos, more than the {} records the scratch holds at level 0",
-            count_info.count, capacity.records
+            "{} infos, more than the {MAX_HOST_RECORDS} records a host dispatch may give",
+            count_info.count
         ));
     }
     let read_info = |i: usize| -> amdx::DispatchGraphInfo {
@@ -308,12 +302,11 @@ unsafe fn host_inputs(
         let stride = graph.schedules.get(info.node_index as usize).map_or(0, |s| u64::from(s.input_stride));
         records += u64::from(info.payload_count);
         // At most 2^32 payloads of at most 2^32 bytes: no wrap in u64.
-        bytes = bytes.saturating_add((u64::from(info.payload_count) * stride).next_multiple_of(16));
-        if records > capacity.records || bytes > capacity.payload_bytes {
+        bytes = bytes.saturating_add(u64::from(info.payload_count) * stride);
+        if records > MAX_HOST_RECORDS || bytes > MAX_HOST_BYTES {
             return Err(format!(
-                "info {i}: {records} records of {bytes} payload bytes so far, more than the scratch holds at \
-                 level 0 ({} records, {} bytes)",
-                capacity.records, capacity.payload_bytes
+                "info {i}: {records} records of {bytes} payload bytes so far, more than a host dispatch may give \
+                 ({MAX_HOST_RECORDS} records, {MAX_HOST_BYTES} bytes)"
             ));
         }
     }
@@ -327,30 +320,21 @@ unsafe fn host_inputs(
         if !node.decl.info.is_api_entry {
             return Err(format!("info {i}: node \"{}\" is declared IsApiEntryAMDX false", node.decl.name));
         }
-        let stride = graph.schedules[slot].input_stride as usize;
         let size = node.decl.info.input.as_ref().map_or(0, |p| p.size as usize);
         let count = info.payload_count as usize;
-        let mut bytes = vec![0u8; count * stride];
+        let stride = info.payload_stride as usize;
         // SAFETY: host address of `payloadCount` payloads at `payloadStride`.
-        let payloads = unsafe { info.payloads.host_address }.cast::<u8>();
-        if size > 0 && count > 0 {
-            if payloads.is_null() {
-                return Err(format!("info {i}: payloads.hostAddress is null"));
-            }
-            if size == stride && info.payload_stride as usize == stride {
-                // Packed the way the runtime lays them out: one copy.
-                // SAFETY: `count` payloads of `stride` bytes, back to back.
-                bytes.copy_from_slice(unsafe { std::slice::from_raw_parts(payloads, count * stride) });
-                inputs.push(EntryInput { slot, count: info.payload_count, bytes });
-                continue;
-            }
-            for r in 0..count {
-                // SAFETY: each payload is at least the node's input size (valid usage).
-                let src = unsafe { std::slice::from_raw_parts(payloads.add(r * info.payload_stride as usize), size) };
-                bytes[r * stride..r * stride + size].copy_from_slice(src);
-            }
-        }
-        inputs.push(EntryInput { slot, count: info.payload_count, bytes });
+        let at = unsafe { info.payloads.host_address }.cast::<u8>();
+        let payloads: &'a [u8] = if size == 0 || count == 0 {
+            &[]
+        } else if at.is_null() {
+            return Err(format!("info {i}: payloads.hostAddress is null"));
+        } else {
+            // SAFETY: `count` payloads of at least the node's input size,
+            // `stride` bytes apart (the command's valid usage).
+            unsafe { std::slice::from_raw_parts(at, (count - 1) * stride + size) }
+        };
+        inputs.push(EntryInput { slot, count: info.payload_count, payloads, stride });
     }
     Ok(inputs)
 }
@@ -366,7 +350,7 @@ struct DispatchContext {
 }
 
 impl DispatchContext {
-    fn args(&self, cb: vk::CommandBuffer, status: Option<(vk::Buffer, u32)>) -> DispatchArgs<'_> {
+    fn args(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>) -> DispatchArgs<'_> {
         DispatchArgs {
             device: &self.state,
             cb,
@@ -380,8 +364,8 @@ impl DispatchContext {
 
     /// Notes the dispatch's status slot in the command buffer, so that its
     /// submissions are checked at the next host synchronisation point.
-    fn remember_status(&self, cb: vk::CommandBuffer, status: Option<(vk::Buffer, u32)>, recorded: Recorded) {
-        let Some((_, slot)) = status else { return };
+    fn remember_status(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
+        let Some(StatusTarget { slot, .. }) = status else { return };
         let names: Vec<String> = recorded
             .levels
             .iter()
@@ -470,17 +454,16 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
             tracing::error!("{NAME}: pCountInfo is null; nothing recorded");
             return;
         };
-        let Some(dynamic) = cx.graph.fixed.dynamic(cx.target.size) else {
+        if cx.graph.fixed.dynamic(cx.target.size).is_none() {
             let min = cx.graph.fixed.sizes().0;
             tracing::error!(
                 "{NAME}: scratch size {} is below the graph's minSize {min}; nothing recorded",
                 cx.target.size
             );
             return;
-        };
-        let capacity = HostCapacity { records: u64::from(dynamic.record_capacity), payload_bytes: dynamic.half_size };
+        }
         // SAFETY: host infos (the command's valid usage).
-        let inputs = match unsafe { host_inputs(&cx.graph, count_info, capacity) } {
+        let inputs = match unsafe { host_inputs(&cx.graph, count_info) } {
             Ok(inputs) => inputs,
             Err(e) => {
                 tracing::error!("{NAME}: {e}; nothing recorded");

@@ -273,8 +273,11 @@ fn subgroup_ops(instance: &InstanceState, pd: vk::PhysicalDevice) -> bool {
     let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
     // SAFETY: valid physical device, a chain of output structures on the stack.
     unsafe { (instance.dispatch.get_properties2_khr)(pd, &mut props2) };
-    let needed =
-        vk::SubgroupFeatureFlags::BASIC | vk::SubgroupFeatureFlags::ARITHMETIC | vk::SubgroupFeatureFlags::BALLOT;
+    let needed = vk::SubgroupFeatureFlags::BASIC
+        | vk::SubgroupFeatureFlags::ARITHMETIC
+        | vk::SubgroupFeatureFlags::BALLOT
+        | vk::SubgroupFeatureFlags::VOTE
+        | vk::SubgroupFeatureFlags::SHUFFLE;
     subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE) && subgroup.supported_operations.contains(needed)
 }
 

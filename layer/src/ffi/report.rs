@@ -19,12 +19,12 @@ pub(crate) const MESSAGE_ID: &str = "EMU-SE-execution-graph-status";
 
 /// What each `GraphContext.status` bit means (abi and meta-shader bits).
 const STATUS_BITS: [(u32, &str); 7] = [
-    (1 << 0, "an output allocation did not fit the scratch payload ring (its records were dropped)"),
-    (1 << 1, "the record index of a level was full (records were dropped; later levels did not run)"),
+    (1 << 0, "the scratch frame pool had no room for a level's records (they were dropped; later levels did not run)"),
+    (1 << 1, "a node's records ran past the frames a key can number (they were dropped; later levels did not run)"),
     (1 << 2, "a node allocated payloads for a node index that does not exist (dropped)"),
     (1 << 3, "a node enqueued to itself with no recursion levels left (dropped)"),
     (1 << 4, "an allocation asked for more payloads than NodeMaxPayloadsAMDX (dropped)"),
-    (1 << 5, "the dispatch's inputs had more records than the scratch record list holds (later work was dropped)"),
+    (1 << 5, "the dispatch's inputs had more records than the scratch frames hold (later work was dropped)"),
     (1 << 6, "a dispatch info named a node out of range or one that is not an API entry (dropped)"),
 ];
 
@@ -369,7 +369,7 @@ mod tests {
 
     #[test]
     fn status_bits_are_described() {
-        assert!(describe(1).contains("payload ring"));
+        assert!(describe(1).contains("frame pool had no room"));
         assert!(describe(0b100_0001).contains("; "), "two bits, two parts");
         assert!(describe(1 << 20).contains("unknown"));
     }

@@ -1,7 +1,7 @@
 //! Recording primitives for the runtime's own commands in the application's
-//! command buffer: buffer updates in `vkCmdUpdateBuffer`-sized chunks or
-//! through staging memory,
-//! global barriers, binds, push constants, dispatches, debug-utils labels,
+//! command buffer: buffer updates in `vkCmdUpdateBuffer`-sized chunks and
+//! copies out of scratch, global barriers, binds, push constants,
+//! dispatches and mesh draws, debug-utils labels,
 //! and re-binding what the application had bound (its descriptor sets,
 //! push descriptors, descriptor-buffer offsets and push constants) from the
 //! shadow state.
@@ -17,9 +17,6 @@ use std::ffi::CString;
 
 /// `vkCmdUpdateBuffer` takes at most 65536 bytes a call.
 const UPDATE_CHUNK: usize = 65536;
-/// Bytes from which host data goes through staging memory rather than the
-/// command stream (below it, `vkCmdUpdateBuffer` is as cheap).
-const STAGE_FROM: usize = 16 << 10;
 
 pub(super) struct Recorder<'a> {
     pub device: &'a Gpu,
@@ -75,53 +72,6 @@ impl Recorder<'_> {
                     chunk.as_ptr().cast(),
                 )
             };
-        }
-    }
-
-    /// Writes each `(offset, bytes)` at its offset from the scratch address:
-    /// large data through a staging block and one `vkCmdCopyBuffer` (see
-    /// [`staging`](super::staging)), small data (or all of it when no
-    /// staging memory can be had) with [`Self::update`].
-    pub(super) fn upload(&self, writes: &[(u64, &[u8])]) {
-        let total: usize = writes.iter().map(|(_, b)| b.len()).sum();
-        if total >= STAGE_FROM {
-            let parts: Vec<&[u8]> = writes.iter().map(|(_, b)| *b).collect();
-            let staged = self.device.staging.lock().stage(
-                &self.device.dispatch,
-                &self.device.physical.memory_properties,
-                self.cb,
-                &parts,
-            );
-            if let Some((buffer, offsets)) = staged {
-                let regions: Vec<vk::BufferCopy> = writes
-                    .iter()
-                    .zip(offsets)
-                    .filter(|((_, bytes), _)| !bytes.is_empty())
-                    .map(|((offset, bytes), from)| vk::BufferCopy {
-                        src_offset: from,
-                        dst_offset: self.target.offset + offset,
-                        size: bytes.len() as u64,
-                    })
-                    .collect();
-                if !regions.is_empty() {
-                    // SAFETY: recording into the application's command buffer;
-                    // the staging block holds the data until the command buffer
-                    // is reset; the ranges lie inside the scratch buffer.
-                    unsafe {
-                        (self.fp().cmd_copy_buffer)(
-                            self.cb,
-                            buffer,
-                            self.target.buffer,
-                            regions.len() as u32,
-                            regions.as_ptr(),
-                        )
-                    };
-                }
-                return;
-            }
-        }
-        for (offset, bytes) in writes {
-            self.update(*offset, bytes);
         }
     }
 
@@ -388,8 +338,29 @@ impl Recorder<'_> {
     }
 
     pub(super) fn dispatch(&self, x: u32) {
+        self.dispatch_xyz(x, 1, 1);
+    }
+
+    pub(super) fn dispatch_xyz(&self, x: u32, y: u32, z: u32) {
         // SAFETY: recording.
-        unsafe { (self.fp().cmd_dispatch)(self.cb, x, 1, 1) };
+        unsafe { (self.fp().cmd_dispatch)(self.cb, x, y, z) };
+    }
+
+    /// One mesh-task draw of `groups` workgroups.
+    pub(super) fn draw_mesh(&self, [x, y, z]: [u32; 3]) {
+        let Some(mesh) = &self.device.dispatch.mesh_shader else { return };
+        // SAFETY: recording inside a rendering instance.
+        unsafe { (mesh.cmd_draw_mesh_tasks_ext)(self.cb, x, y, z) };
+    }
+
+    /// Copies `regions` from the scratch buffer to `dst`.
+    pub(super) fn copy_to(&self, dst: vk::Buffer, regions: &[vk::BufferCopy]) {
+        if !regions.is_empty() {
+            // SAFETY: recording; every range lies inside its buffer (the caller's).
+            unsafe {
+                (self.fp().cmd_copy_buffer)(self.cb, self.target.buffer, dst, regions.len() as u32, regions.as_ptr())
+            };
+        }
     }
 
     pub(super) fn label<R>(&self, name: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {

@@ -1,135 +1,254 @@
-//! Level 0 of a host dispatch (`vkCmdDispatchGraphAMDX`): the records,
-//! payload bytes and dispatch arguments of the entry nodes, all known on the
-//! host, laid out for the transfer that starts the dispatch.
+//! Level 0 of a host dispatch (`vkCmdDispatchGraphAMDX`): the entry nodes'
+//! records, all known on the host, written once, from the application's
+//! memory, into a staging block the command buffer holds, where the first
+//! level's kernels read them in place ([`RECORDS_CONTIGUOUS`]: each node's
+//! payloads side by side at its input stride, with the first workgroup of
+//! each record's grid for a node that takes its grid from the payload).
+//! The block starts with the launched nodes' `NodeDispatch`es (the kernels
+//! find theirs through their push constants); the launches' workgroup
+//! counts are known here, so level 0 is recorded as direct dispatches.
+//! Nothing goes into scratch: a host dispatch starts with no transfer.
 
 use super::errors::RecordError;
+use super::gpu::Gpu;
 use super::pipeline::GraphPipeline;
-use super::scratch::{record_bytes, DynamicLayout};
+use super::scratch::dispatch_words;
+use super::staging::Reserved;
 use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
-use spirv_lowering::abi::{NodeDispatch, RecordRef, ALLOC_ALIGN, RECORDS_LISTED};
+use spirv_lowering::abi::{NodeDispatch, RECORDS_CONTIGUOUS, SCHEDULE_FLAG_MESH};
 use spirv_lowering::LaunchMode;
 use std::collections::BTreeMap;
 
-/// Records for one entry node of a host dispatch, at the node's input stride.
+/// Records for one entry node of a host dispatch, in the application's memory.
 #[derive(Clone, Debug)]
-pub struct EntryInput {
+pub struct EntryInput<'a> {
     pub slot: usize,
     pub count: u32,
-    pub bytes: Vec<u8>,
+    /// The payloads, `stride` bytes apart (each at least the node's input
+    /// size; empty for empty records).
+    pub payloads: &'a [u8],
+    pub stride: usize,
 }
 
-/// Level 0 of a host dispatch: records, payload bytes and dispatch arguments.
-pub(super) struct EntryLevel {
-    pub payloads: Vec<u8>,
-    /// The `RecordRef`s, as bytes.
-    pub records: Vec<u8>,
-    pub dispatches: BTreeMap<usize, NodeDispatch>,
-    /// Workgroups the level's dispatches launch (x * y * z summed).
-    pub launched: u32,
+/// The most records a host dispatch may give (level 0 is copied on the CPU
+/// when the command is recorded; past this a hostile count would cost
+/// seconds and gigabytes).
+pub const MAX_HOST_RECORDS: u64 = 1 << 26;
+/// The most payload bytes a host dispatch may give.
+pub const MAX_HOST_BYTES: u64 = 256 << 20;
+
+/// Level 0 of a host dispatch, staged.
+pub(super) struct HostLevel {
+    /// Per launched node slot (entry nodes and their input sharers): the
+    /// device address of its `NodeDispatch` and the dispatch itself.
+    pub launches: BTreeMap<usize, (u64, NodeDispatch)>,
 }
 
-pub(super) fn entry_level(
+/// One entry node's records as they will sit in the block.
+struct Staged<'i, 'a> {
+    slot: usize,
+    inputs: Vec<&'i EntryInput<'a>>,
+    records: u32,
+    /// Bytes between records in the block (the node's input stride).
+    stride: u64,
+    /// Workgroups of all its records' grids (dynamic-grid nodes), with each record's first.
+    starts: Option<(Vec<u32>, u64)>,
+    /// Offsets of the payloads and starts in the block.
+    payloads_at: u64,
+    starts_at: u64,
+}
+
+/// Stages level 0 for `inputs` (the dispatch's status words at `status`).
+pub(super) fn host_level(
+    device: &Gpu,
+    cb: ash::vk::CommandBuffer,
     graph: &GraphPipeline,
-    dynamic: &DynamicLayout,
-    base: u64,
-    inputs: &[EntryInput],
-) -> Result<EntryLevel, RecordError> {
-    let mut by_slot: BTreeMap<usize, Vec<&EntryInput>> = BTreeMap::new();
+    inputs: &[EntryInput<'_>],
+    status: u64,
+) -> Result<HostLevel, RecordError> {
+    let mut by_slot: BTreeMap<usize, Vec<&EntryInput<'_>>> = BTreeMap::new();
     for input in inputs {
         by_slot.entry(input.slot).or_default().push(input);
     }
-    let mut level = EntryLevel { payloads: Vec::new(), records: Vec::new(), dispatches: BTreeMap::new(), launched: 0 };
-    // Level 0 allocates in ring half 0 (parity 0): its inputs live in half 1.
-    let payload_base = base + dynamic.halves[1];
-    let records_base = base + dynamic.records;
-    let mut record_count = 0u64;
-    for (&slot, inputs) in &by_slot {
-        let node = &graph.graph.nodes[slot];
-        let stride = u64::from(graph.schedules[slot].input_stride);
-        let recursion = node.decl.info.max_recursion.unwrap_or(0);
-        // Sharers (SharesInputWithAMDX) read the same records; a grid read
-        // from the payload is the same for all of them.
-        let group = std::iter::once(slot).chain(node.sharers.iter().copied());
-        let grid_node = group.clone().find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
-        let grid_schedule = grid_node.map(|n| graph.schedules[n]);
-        // The grids a node may be given (MaxNumWorkgroupsAMDX, else the
-        // per-dimension limit), and the workgroups all its records may ask
-        // for: past them a dispatch could run for minutes.
-        let max_grid = grid_node
-            .and_then(|n| match graph.graph.nodes[n].decl.info.launch {
-                LaunchMode::BroadcastDynamic { max_grid } => max_grid,
-                _ => None,
-            })
-            .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
-        let max_total = crate::advertise::properties().max_execution_graph_workgroups;
-        let first_record = record_count;
-        let mut grid_groups = 0u64;
-        for input in inputs {
-            let start = level.payloads.len().next_multiple_of(ALLOC_ALIGN as usize);
-            level.payloads.resize(start, 0);
-            level.payloads.extend_from_slice(&input.bytes);
-            for i in 0..u64::from(input.count) {
-                let record = RecordRef {
-                    payload: payload_base + start as u64 + i * stride,
-                    workgroup_start: grid_groups.min(u64::from(u32::MAX)) as u32,
-                    remaining_recursion: recursion,
-                };
-                if let Some(schedule) = &grid_schedule {
-                    let grid = grid_of(&input.bytes[(i * stride) as usize..], schedule);
-                    // Saturating: three components of up to 2^32 overflow a u64.
-                    let groups = grid.iter().fold(1u64, |n, &g| n.saturating_mul(g));
-                    grid_groups = grid_groups.saturating_add(groups);
-                    let over = grid.iter().zip(max_grid).any(|(&g, m)| g > u64::from(m));
-                    if over || grid_groups > u64::from(max_total) {
-                        return Err(RecordError::GridTooLarge {
-                            node: node.decl.name.clone(),
-                            record: record_count - first_record,
-                            grid,
-                            max: max_grid,
-                            total: max_total,
-                        });
-                    }
-                }
-                level.records.extend_from_slice(&record_bytes(&record));
-                record_count += 1;
-            }
+    let mut staged = Vec::with_capacity(by_slot.len());
+    for (slot, inputs) in by_slot {
+        staged.push(stage_node(graph, slot, inputs)?);
+    }
+    let launched: Vec<usize> = staged
+        .iter()
+        .flat_map(|s| std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()))
+        .collect();
+    // Layout: the dispatches, then per node its payloads and starts.
+    let mut end = launched.len() as u64 * std::mem::size_of::<NodeDispatch>() as u64;
+    for s in &mut staged {
+        s.payloads_at = end.next_multiple_of(16);
+        end = s.payloads_at + u64::from(s.records) * s.stride;
+        s.starts_at = end.next_multiple_of(16);
+        end = s.starts_at + s.starts.as_ref().map_or(0, |(st, _)| 4 * st.len() as u64);
+    }
+    let block = device
+        .staging
+        .lock()
+        .reserve(&device.dispatch, &device.physical.memory_properties, cb, end.max(16))
+        .map_err(RecordError::Staging)?;
+    let mut launches = BTreeMap::new();
+    let mut workgroups = 0u32;
+    for s in &staged {
+        copy_records(&block, s, graph);
+        if let Some((starts, _)) = &s.starts {
+            let bytes: Vec<u8> = starts.iter().flat_map(|w| w.to_le_bytes()).collect();
+            block.write(s.starts_at, &bytes);
         }
-        let count = (record_count - first_record) as u32;
-        let records = records_base + first_record * std::mem::size_of::<RecordRef>() as u64;
-        for n in group {
-            let schedule = graph.schedules[n];
-            let groups = match schedule.mode {
-                SCHEDULE_DYNAMIC => grid_groups,
-                SCHEDULE_STATIC => u64::from(count) * u64::from(schedule.static_groups),
-                _ => u64::from(count.div_ceil(schedule.records_per_workgroup.max(1))),
-            }
-            .min(u64::from(u32::MAX)) as u32;
-            let indirect = meta_shaders::split_groups(groups);
-            let workgroup_base = level.launched;
-            // Mesh nodes are drawn, not launched (see `abi::SCHEDULE_FLAG_MESH`).
-            if schedule.flags & spirv_lowering::abi::SCHEDULE_FLAG_MESH == 0 {
-                level.launched = level.launched.saturating_add(indirect[0].saturating_mul(indirect[1]));
-            }
-            let dispatch = NodeDispatch {
-                indirect,
-                workgroup_count: groups,
-                record_count: count,
-                workgroup_base,
-                mode: RECORDS_LISTED,
-                key_node: slot as u32,
-                records,
-                input_base: 0,
-            };
-            level.dispatches.insert(n, dispatch);
+        for n in std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()) {
+            let d = dispatch(graph, n, s, &block, status, &mut workgroups);
+            launches.insert(n, d);
         }
     }
-    if level.payloads.len() as u64 > dynamic.half_size {
-        return Err(RecordError::PayloadsTooLarge { bytes: level.payloads.len() as u64, capacity: dynamic.half_size });
+    // Every launch counts the level's workgroups done against their total.
+    for (i, (_, (address, d))) in launches.iter_mut().enumerate() {
+        d.level_workgroups = workgroups;
+        let at = i as u64 * std::mem::size_of::<NodeDispatch>() as u64;
+        *address = block.address + at;
+        let words: Vec<u8> = dispatch_words(d).iter().flat_map(|w| w.to_le_bytes()).collect();
+        block.write(at, &words);
     }
-    if record_count > u64::from(dynamic.record_capacity) {
-        return Err(RecordError::TooManyRecords { records: record_count, capacity: dynamic.record_capacity });
+    Ok(HostLevel { launches })
+}
+
+/// Counts node `slot`'s records and checks their grids (a dynamic grid's
+/// workgroups, from the application's memory).
+fn stage_node<'i, 'a>(
+    graph: &GraphPipeline,
+    slot: usize,
+    inputs: Vec<&'i EntryInput<'a>>,
+) -> Result<Staged<'i, 'a>, RecordError> {
+    let node = &graph.graph.nodes[slot];
+    // Sharers (SharesInputWithAMDX) read the same records; a grid read
+    // from the payload is the same for all of them.
+    let group = std::iter::once(slot).chain(node.sharers.iter().copied());
+    let grid_node = group.clone().find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
+    let records: u64 = inputs.iter().map(|i| u64::from(i.count)).sum();
+    let starts = match grid_node {
+        None => None,
+        Some(n) => Some(grid_starts(graph, n, &node.decl.name, &inputs, records)?),
+    };
+    Ok(Staged {
+        slot,
+        inputs,
+        records: records as u32,
+        stride: u64::from(graph.schedules[slot].input_stride),
+        starts,
+        payloads_at: 0,
+        starts_at: 0,
+    })
+}
+
+/// Each record's first workgroup (an exclusive prefix sum of their grids)
+/// and the total, checked against the node's MaxNumWorkgroupsAMDX (else
+/// the per-dimension limit) and the workgroups a node's records may ask for
+/// (past them a dispatch could run for minutes).
+fn grid_starts(
+    graph: &GraphPipeline,
+    grid_node: usize,
+    name: &str,
+    inputs: &[&EntryInput<'_>],
+    records: u64,
+) -> Result<(Vec<u32>, u64), RecordError> {
+    let schedule = graph.schedules[grid_node];
+    let max_grid = match graph.graph.nodes[grid_node].decl.info.launch {
+        LaunchMode::BroadcastDynamic { max_grid } => max_grid,
+        _ => None,
     }
-    Ok(level)
+    .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
+    let max_total = crate::advertise::properties().max_execution_graph_workgroups;
+    let mut starts = Vec::with_capacity(records as usize);
+    let mut total = 0u64;
+    for input in inputs {
+        for i in 0..input.count as usize {
+            let grid = grid_of(input.payloads.get(i * input.stride..).unwrap_or(&[]), &schedule);
+            starts.push(total.min(u64::from(u32::MAX)) as u32);
+            // Saturating: three components of up to 2^32 overflow a u64.
+            total = total.saturating_add(grid.iter().fold(1u64, |n, &g| n.saturating_mul(g)));
+            let over = grid.iter().zip(max_grid).any(|(&g, m)| g > u64::from(m));
+            if over || total > u64::from(max_total) {
+                return Err(RecordError::GridTooLarge {
+                    node: name.to_string(),
+                    record: starts.len() as u64 - 1,
+                    grid,
+                    max: max_grid,
+                    total: max_total,
+                });
+            }
+        }
+    }
+    Ok((starts, total))
+}
+
+/// Copies node `s`'s payloads into the block at its input stride: one copy
+/// when the application's stride is the node's and the records fill it,
+/// else record by record with the padding zeroed (a TrackFinishWritingAMDX
+/// counter lives there).
+fn copy_records(block: &Reserved, s: &Staged<'_, '_>, graph: &GraphPipeline) {
+    let size = graph.graph.nodes[s.slot].decl.info.input.as_ref().map_or(0, |p| u64::from(p.size));
+    let mut at = s.payloads_at;
+    for input in &s.inputs {
+        let count = u64::from(input.count);
+        if size == 0 || count == 0 {
+            block.zero(at, count * s.stride);
+            at += count * s.stride;
+            continue;
+        }
+        if size == s.stride && input.stride as u64 == s.stride {
+            block.write(at, &input.payloads[..(count * s.stride) as usize]);
+            at += count * s.stride;
+            continue;
+        }
+        for i in 0..input.count as usize {
+            let from = i * input.stride;
+            block.write(at, &input.payloads[from..from + size as usize]);
+            block.zero(at + size, s.stride - size);
+            at += s.stride;
+        }
+    }
+}
+
+/// Node `n`'s level-0 dispatch (it reads `s`'s records): its address is
+/// filled in once the block's dispatches are laid out.
+fn dispatch(
+    graph: &GraphPipeline,
+    n: usize,
+    s: &Staged<'_, '_>,
+    block: &Reserved,
+    status: u64,
+    workgroups: &mut u32,
+) -> (u64, NodeDispatch) {
+    let schedule = graph.schedules[n];
+    let groups = match schedule.mode {
+        SCHEDULE_DYNAMIC => s.starts.as_ref().map_or(0, |(_, total)| *total),
+        SCHEDULE_STATIC => u64::from(s.records) * u64::from(schedule.static_groups),
+        _ => u64::from(s.records.div_ceil(schedule.records_per_workgroup.max(1))),
+    }
+    .min(u64::from(u32::MAX)) as u32;
+    let indirect = meta_shaders::split_groups(groups);
+    let workgroup_base = *workgroups;
+    // Mesh nodes are drawn, not launched (see `abi::SCHEDULE_FLAG_MESH`).
+    if schedule.flags & SCHEDULE_FLAG_MESH == 0 {
+        *workgroups = workgroups.saturating_add(indirect[0].saturating_mul(indirect[1]));
+    }
+    let d = NodeDispatch {
+        indirect,
+        workgroup_count: groups,
+        record_count: s.records,
+        workgroup_base,
+        level_workgroups: 0,
+        mode: RECORDS_CONTIGUOUS,
+        key_node: s.slot as u32,
+        status_in: 0,
+        records: block.address + s.payloads_at,
+        starts: block.address + s.starts_at,
+        status,
+    };
+    (0, d)
 }
 
 /// A dynamic-grid record's grid (absent components are 1).

@@ -37,10 +37,8 @@ pub enum RecordError {
     ScratchTooSmall { size: u64, min: u64 },
     #[error("scratch address {0:#x} is not 16-byte aligned")]
     Misaligned(u64),
-    #[error("the dispatch's payloads ({bytes} bytes) exceed the scratch ring half ({capacity} bytes)")]
-    PayloadsTooLarge { bytes: u64, capacity: u64 },
-    #[error("the dispatch's {records} records exceed the scratch record list ({capacity})")]
-    TooManyRecords { records: u64, capacity: u32 },
+    #[error("no host-visible memory for the dispatch's level 0 ({0:?})")]
+    Staging(vk::Result),
     #[error(
         "record {record} of node \"{node}\" asks for a grid of {grid:?} workgroups; the node's \
          MaxNumWorkgroupsAMDX is {max:?} and a node's records may ask for {total} workgroups in all"

@@ -385,6 +385,7 @@ mod tests {
                         record_stride: 8,
                         track_finish_writing: false,
                         visibilities: vec![],
+                        length_queried: false,
                     })
                     .collect(),
                 max_recursion: recursion,

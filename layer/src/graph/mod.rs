@@ -1,5 +1,6 @@
 //! The execution-graph runtime: linking node shaders into a graph
-//! ([`link`]), the layout of scratch memory ([`scratch`]), graph pipeline
+//! ([`link`]), how records are kept in frames ([`frames`]) and the layout
+//! of scratch memory ([`scratch`]), graph pipeline
 //! objects ([`pipeline`], sharing kernels between stages through [`kernels`]
 //! and across creations through [`lowered_cache`], compiled on the driver
 //! through [`driver`], with [`dump`] writing node SPIR-V and [`describe`]
@@ -19,7 +20,7 @@
 //! range), looked up by the hooks.
 //!
 //! Inside, from the bottom up (a module imports only from those before it):
-//! [`link`], [`dump`], [`lowered_cache`], [`statistics`], [`staging`] and
+//! [`link`], [`frames`], [`dump`], [`lowered_cache`], [`statistics`], [`staging`] and
 //! [`profile`] (which take the driver's entry points as arguments, since
 //! [`gpu::Gpu`] holds their pools); [`scratch`], [`errors`], [`describe`];
 //! [`gpu`]; [`stage`], [`status`], [`driver`]; [`kernels`], [`mesh`];
@@ -31,6 +32,7 @@ pub mod driver;
 pub mod dump;
 pub mod entry;
 pub mod errors;
+pub mod frames;
 pub mod gpu;
 pub mod kernels;
 pub mod link;

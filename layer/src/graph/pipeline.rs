@@ -16,6 +16,7 @@ use crate::amdx;
 use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 use meta_shaders::NodeSchedule;
+use spirv_lowering::abi::FrameGeometry;
 use spirv_lowering::{LaunchMode, LowerOptions};
 use std::sync::Arc;
 
@@ -59,14 +60,31 @@ pub struct GraphPipeline {
 #[derive(Debug)]
 pub struct MetaPipelines {
     pub layout: vk::PipelineLayout,
+    pub entry: vk::Pipeline,
     pub plan: vk::Pipeline,
-    pub gridscan: vk::Pipeline,
-    pub entry_rank: vk::Pipeline,
-    pub entry_records: vk::Pipeline,
 }
 
-/// How the meta shaders size a node's launches.
-fn schedule(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -> NodeSchedule {
+/// How a node's launches are sized and its records kept (`geometry`, see `frames`).
+fn schedule(
+    info: &spirv_lowering::NodeShaderInfo,
+    records_per_workgroup: u32,
+    geometry: FrameGeometry,
+) -> NodeSchedule {
+    let mut s = launches(info, records_per_workgroup);
+    s.input_size = info.input.as_ref().map_or(0, |i| i.size);
+    s.per_frame = geometry.per_frame;
+    s.tail = geometry.tail;
+    if geometry.meta {
+        s.flags |= spirv_lowering::abi::SCHEDULE_FLAG_META;
+    }
+    if geometry.frameless {
+        s.flags |= spirv_lowering::abi::SCHEDULE_FLAG_FRAMELESS;
+    }
+    s
+}
+
+/// How the finisher and the meta shaders size a node's launches.
+fn launches(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -> NodeSchedule {
     let input_stride = link::input_stride(info);
     match &info.launch {
         LaunchMode::BroadcastStatic { grid } => NodeSchedule {
@@ -171,7 +189,7 @@ pub fn create_graph(
             // Lowered and compiled with the library (see `mesh`).
             stage_feedback
                 .push(vk::PipelineCreationFeedback { flags: vk::PipelineCreationFeedbackFlags::VALID, duration: 0 });
-            let mut node_schedule = schedule(&mesh.info, mesh.records_per_workgroup);
+            let mut node_schedule = schedule(&mesh.info, mesh.records_per_workgroup, fixed.frames.geometry[slot]);
             node_schedule.flags |= spirv_lowering::abi::SCHEDULE_FLAG_MESH;
             if node.decl.info.is_api_entry {
                 node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
@@ -219,7 +237,7 @@ pub fn create_graph(
         stage_feedback.push(vk::PipelineCreationFeedback { flags, duration });
         let (lowered, pipeline) = (kernel.lowered, kernel.pipeline);
         dump("lowered", &lowered.words);
-        let mut node_schedule = schedule(&lowered.info, lowered.records_per_workgroup);
+        let mut node_schedule = schedule(&lowered.info, lowered.records_per_workgroup, fixed.frames.geometry[slot]);
         node_schedule.share_base = node.shares_with.map_or(0, |base| base as u32 + 1);
         if node.decl.info.is_api_entry {
             node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
@@ -319,23 +337,15 @@ impl MetaPipelines {
                 &mut layout,
             )
         })?;
-        let mut made = MetaPipelines {
-            layout,
-            plan: vk::Pipeline::null(),
-            gridscan: vk::Pipeline::null(),
-            entry_rank: vk::Pipeline::null(),
-            entry_records: vk::Pipeline::null(),
-        };
+        let mut made = MetaPipelines { layout, entry: vk::Pipeline::null(), plan: vk::Pipeline::null() };
         let cache = vk::PipelineCache::null();
         let result = (|| {
             let meta = |words: &[u32]| {
                 compiled_pipeline(device, cache, vk::PipelineCreateFlags::empty(), words, c"main", layout, None)
                     .map(|c| c.pipeline)
             };
+            made.entry = meta(&meta_shaders::ENTRY)?;
             made.plan = meta(&meta_shaders::PLAN)?;
-            made.gridscan = meta(&meta_shaders::GRIDSCAN)?;
-            made.entry_rank = meta(&meta_shaders::ENTRY_RANK)?;
-            made.entry_records = meta(&meta_shaders::ENTRY_RECORDS)?;
             Ok(())
         })();
         match result {
@@ -351,7 +361,7 @@ impl MetaPipelines {
         let fp = device.dispatch.fp.fp_v1_0();
         // SAFETY: the layer's own objects (null handles are ignored).
         unsafe {
-            for p in [self.plan, self.gridscan, self.entry_rank, self.entry_records] {
+            for p in [self.entry, self.plan] {
                 (fp.destroy_pipeline)(device.handle(), p, std::ptr::null());
             }
             (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());

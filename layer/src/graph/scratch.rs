@@ -4,37 +4,38 @@
 //! ```text
 //! fixed part (per graph)                  dynamic part (scales with the size)
 //! +-------------------------------------+ +--------------------------------------+
-//! | GraphContext | status words         | | payload ring half 0 | half 1         |
-//! | NodeDispatch x N x 2 (parities)     | | level-0 RecordRef list               |
-//! | NodeSchedule x N | NodeInfo x N     | | record index (IndexSlot x 2^k)       |
-//! | OutputLink x L | slot tables        | +--------------------------------------+
-//! | u64 counters x N x 2 | u32 x N      |
-//! | done-group counters                 |
-//! | sink                                |
+//! | GraphContext                        | | frame pool: frame_count frames       |
+//! | NodeDispatch x N x 2 (parities)     | | frame keys: frame_count u64          |
+//! | NodeSchedule x N | NodeInfo x N     | +--------------------------------------+
+//! | OutputLink x L | slot tables        |
+//! | rank counters x N x 2 (256 B apart) |
+//! | grid counters x N x 2 (256 B apart) |
+//! | u32 entry counters x (N + 1)        |
+//! | done-group counters | sink          |
 //! +-------------------------------------+
 //! ```
-//! The dynamic part is made of units of [`UNIT`] bytes: 32 bytes of each
-//! ring half (one single-record allocation of up to 16 payload bytes: a
-//! 16-byte header and the record), half a level-0 `RecordRef`, and two
-//! record-index slots (the index holds the records a level reads and those
-//! it enqueues). Sizes:
-//! - `minSize`: the fixed part plus [`MIN_UNITS`] units, and enough for the
-//!   largest single allocation any node can make (the ring half must hold it);
-//! - `maxSize`: `minSize` plus [`MAX_EXTRA`] (about four million single-record
-//!   allocations in flight per level);
+//! The dynamic part is made of frames (see `frames` and
+//! `spirv_lowering::abi`): each takes its bytes in the pool and a `u64` key.
+//! Sizes:
+//! - `minSize`: the fixed part plus [`MIN_FRAMES`] frames;
+//! - `maxSize`: `minSize` plus [`MAX_EXTRA`];
 //! - `sizeGranularity`: [`GRANULARITY`].
 //!
 //! Work beyond what a size holds raises a status flag and is dropped; every
-//! size in between is usable. The record index is the largest power of two
-//! of slots that fits beside the rest.
+//! size in between is usable (the frames are as many as fit). Everything is
+//! written when the scratch is initialised: the context holds the
+//! addresses, so a dispatch must use the address and size its scratch was
+//! initialised with (as revision 2 says: "initializes it ... with the
+//! specified scratchSize").
 
+use super::frames::Frames;
 use super::link::Graph;
 use ash::vk;
 use spirv_lowering::abi::{
-    GraphContext, IndexSlot, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, RecordRef, ALLOC_ALIGN,
+    FrameGeometry, GraphContext, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, COUNTER_STRIDE_BYTES,
     DONE_GROUPS_BYTES, DONE_GROUP_STRIDE_WORDS,
 };
-use spirv_lowering::{GraphTables, OutputTargets};
+use spirv_lowering::{GraphTables, LaunchMode, OutputTargets};
 use std::mem::size_of;
 
 /// Scratch memory as a buffer range.
@@ -47,26 +48,18 @@ pub struct ScratchTarget {
     pub size: u64,
 }
 
-/// Status words a dispatch leaves for the host: after the inputs, after
-/// each of up to [`MAX_DEPTH`](super::link::MAX_DEPTH) levels, and the final status.
-pub const STATUS_WORDS: u32 = super::link::MAX_DEPTH + 2;
+/// Status words a dispatch leaves for the host (see `abi::STATUS_WORDS`).
+pub const STATUS_WORDS: u32 = spirv_lowering::abi::STATUS_WORDS;
+const _: () = assert!(STATUS_WORDS == super::link::MAX_DEPTH + 2);
 
 /// `sizeGranularity`.
 pub const GRANULARITY: u64 = 4096;
-/// Ring bytes per unit in each half.
-const UNIT_RING_HALF: u64 = 32;
-/// Level-0 records per unit (one per two units).
-const UNITS_PER_LISTED_RECORD: u64 = 2;
-/// Record-index slots per unit.
-const UNIT_INDEX_SLOTS: u64 = 2;
-/// Bytes of one unit.
-pub const UNIT: u64 = 2 * UNIT_RING_HALF
-    + size_of::<RecordRef>() as u64 / UNITS_PER_LISTED_RECORD
-    + UNIT_INDEX_SLOTS * size_of::<IndexSlot>() as u64;
-/// Units the smallest scratch holds.
-pub const MIN_UNITS: u64 = 1024;
+/// Frames the smallest scratch holds.
+pub const MIN_FRAMES: u64 = 32;
 /// `maxSize - minSize`.
 pub const MAX_EXTRA: u64 = 512 << 20;
+/// Bytes of a frame key.
+const KEY_BYTES: u64 = 8;
 
 fn align(value: u64, to: u64) -> u64 {
     value.div_ceil(to) * to
@@ -76,50 +69,46 @@ fn align(value: u64, to: u64) -> u64 {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedLayout {
     pub context: u64,
-    /// [`STATUS_WORDS`] words: the status after the inputs, after each level,
-    /// and at the end (see `record.rs`).
-    pub level_status: u64,
     /// `NodeDispatch` arrays of each level parity.
     pub dispatches: [u64; 2],
     pub schedules: u64,
     pub node_infos: u64,
     pub links: u64,
     pub slot_tables: u64,
-    /// `u64` record counters of each level parity.
-    pub counts: [u64; 2],
-    /// `u32` record counters of the entry passes (level 0 from device infos).
+    /// `u32` rank counters of each level parity.
+    pub rank_counts: [u64; 2],
+    /// `u64` grid counters of each level parity.
+    pub grid_counts: [u64; 2],
+    /// `u32` counters of the entry passes and their status word.
     pub entry_counts: u64,
-    /// The done-group counters (`abi::DONE_GROUPS_BYTES`, right after the
-    /// entry counters and aligned to their stride).
+    /// The done-group counters (`abi::DONE_GROUPS_BYTES`, aligned to their stride).
     pub done_groups: u64,
     pub sink: u64,
     pub sink_size: u64,
-    /// First byte after the fixed part (a multiple of [`GRANULARITY`]).
+    /// First byte after the fixed part: the frame pool (a multiple of 256).
     pub end: u64,
     /// Offset of each node's first `OutputLink` (index into the link array).
     pub first_link: Vec<u32>,
     /// Offset of each link's slot table, relative to `slot_tables`.
     pub slot_table_offsets: Vec<u64>,
+    /// How each node's records are kept, and the frame size.
+    pub frames: Frames,
 }
 
 /// Offsets of the dynamic part for one scratch size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DynamicLayout {
-    pub halves: [u64; 2],
-    pub half_size: u64,
-    /// The level-0 `RecordRef` list.
-    pub records: u64,
-    pub record_capacity: u32,
-    /// The record index.
-    pub index: u64,
-    /// Slots of the record index (a power of two).
-    pub index_slots: u64,
+    /// The frame pool.
+    pub pool: u64,
+    pub frame_count: u32,
+    /// The frames' keys.
+    pub keys: u64,
 }
 
 impl DynamicLayout {
     /// First byte after the dynamic part.
     pub fn end(&self) -> u64 {
-        self.index + self.index_slots * size_of::<IndexSlot>() as u64
+        self.keys + u64::from(self.frame_count) * KEY_BYTES
     }
 }
 
@@ -139,37 +128,39 @@ impl FixedLayout {
         }
         let links_count = slot_table_offsets.len() as u64;
         let context = 0;
-        let level_status = align(size_of::<GraphContext>() as u64, 64);
         let dispatch_bytes = n * size_of::<NodeDispatch>() as u64;
-        let dispatches0 = align(level_status + 4 * u64::from(STATUS_WORDS), 64);
+        let dispatches0 = align(size_of::<GraphContext>() as u64, 64);
         let dispatches = [dispatches0, dispatches0 + dispatch_bytes];
         let schedules = dispatches[1] + dispatch_bytes;
         let node_infos = schedules + n * size_of::<NodeSchedule>() as u64;
         let links = node_infos + n * size_of::<NodeInfo>() as u64;
         let slot_tables = links + links_count * size_of::<OutputLink>() as u64;
-        let counts0 = align(slot_tables + table_bytes, 16);
-        let counts = [counts0, counts0 + 8 * n];
-        let entry_counts = counts[1] + 8 * n;
-        let done_groups = align(entry_counts + 4 * n, 4 * u64::from(DONE_GROUP_STRIDE_WORDS));
+        // Each node's counters a cache line (and L2 slice) of their own.
+        let stride = u64::from(COUNTER_STRIDE_BYTES);
+        let rank0 = align(slot_tables + table_bytes, stride);
+        let rank_counts = [rank0, rank0 + stride * n];
+        let grid_counts = [rank_counts[1] + stride * n, rank_counts[1] + 2 * stride * n];
+        let entry_counts = grid_counts[1] + stride * n;
+        let done_groups = align(entry_counts + 4 * (n + 1), 4 * u64::from(DONE_GROUP_STRIDE_WORDS));
         let sink = align(done_groups + DONE_GROUPS_BYTES, 64);
         let sink_size = graph
             .nodes
             .iter()
             .flat_map(|node| node.decl.info.outputs.iter())
-            .map(|o| u64::from(ALLOC_ALIGN) + u64::from(o.max_payloads.max(1)) * u64::from(o.record_stride))
+            .map(|o| u64::from(o.max_payloads.max(1)) * u64::from(o.record_stride))
             .max()
             .unwrap_or(0)
             .max(64);
-        let end = align(sink + sink_size, GRANULARITY);
+        let end = align(sink + sink_size, 256);
         FixedLayout {
             context,
-            level_status,
             dispatches,
             schedules,
             node_infos,
             links,
             slot_tables,
-            counts,
+            rank_counts,
+            grid_counts,
             entry_counts,
             done_groups,
             sink,
@@ -177,82 +168,69 @@ impl FixedLayout {
             end,
             first_link,
             slot_table_offsets,
+            frames: Frames::new(graph),
         }
     }
 
     /// Where node `slot`'s kernel finds the tables (offsets from the
-    /// context, which starts the scratch) and its outputs' targets.
+    /// context, which starts the scratch), how its records and its outputs'
+    /// are kept, and its outputs' targets.
     pub fn tables_for(&self, graph: &Graph, slot: usize) -> GraphTables {
-        let outputs = graph.nodes.get(slot).map(|n| n.outputs.as_slice()).unwrap_or_default();
+        let dynamic = |t: u32| {
+            graph
+                .nodes
+                .get(t as usize)
+                .is_some_and(|n| matches!(n.decl.info.launch, LaunchMode::BroadcastDynamic { .. }))
+        };
+        let node = graph.nodes.get(slot);
+        let outputs = node.map(|n| n.outputs.as_slice()).unwrap_or_default();
         let first = self.first_link.get(slot).copied().unwrap_or(0) as usize;
+        let key = node.and_then(|n| n.shares_with).unwrap_or(slot);
+        let geometry = |s: usize| self.frames.geometry.get(s).copied().unwrap_or_default();
         GraphTables {
             schedules: self.schedules - self.context,
             nodes: self.node_infos - self.context,
+            frame_shift: self.frames.shift,
+            node_count: graph.nodes.len() as u32,
+            input: geometry(key),
             outputs: outputs
                 .iter()
                 .enumerate()
-                .map(|(k, out)| OutputTargets {
-                    table: self.slot_tables + self.slot_table_offsets.get(first + k).copied().unwrap_or(0)
-                        - self.context,
-                    slots: out.slots.clone(),
+                .map(|(k, out)| {
+                    let mut targets = out.slots.iter().filter(|&&s| s != spirv_lowering::abi::NO_NODE);
+                    OutputTargets {
+                        table: self.slot_tables + self.slot_table_offsets.get(first + k).copied().unwrap_or(0)
+                            - self.context,
+                        slots: out.slots.clone(),
+                        geometry: targets.clone().next().map_or(FrameGeometry::default(), |&t| geometry(t as usize)),
+                        dynamic: targets.any(|&t| dynamic(t)),
+                    }
                 })
                 .collect(),
         }
     }
 
-    /// Units needed at the least: [`MIN_UNITS`] and the largest allocation.
-    fn min_units(&self) -> u64 {
-        MIN_UNITS.max(self.sink_size.div_ceil(UNIT_RING_HALF))
-    }
-
-    /// Bytes of the dynamic part for `units` units (the index rounded up to a
-    /// power of two of slots).
-    fn dynamic_bytes(units: u64) -> u64 {
-        let slots = (units * UNIT_INDEX_SLOTS).next_power_of_two();
-        2 * units * UNIT_RING_HALF
-            + units / UNITS_PER_LISTED_RECORD * size_of::<RecordRef>() as u64
-            + slots * size_of::<IndexSlot>() as u64
+    /// Bytes a frame takes in the dynamic part (its bytes and its key).
+    fn frame_cost(&self) -> u64 {
+        self.frames.bytes() + KEY_BYTES
     }
 
     /// `(minSize, maxSize, sizeGranularity)`.
     pub fn sizes(&self) -> (u64, u64, u64) {
-        let min = align(self.end + Self::dynamic_bytes(self.min_units()), GRANULARITY);
+        let min = align(self.end + MIN_FRAMES * self.frame_cost(), GRANULARITY);
         (min, min + MAX_EXTRA, GRANULARITY)
     }
 
-    /// The dynamic part for `size` bytes of scratch; `None` below `minSize`.
-    /// Memory past what the units use is not touched.
+    /// The dynamic part for `size` bytes of scratch (as many frames as fit);
+    /// `None` below `minSize`.
     pub fn dynamic(&self, size: u64) -> Option<DynamicLayout> {
         if size < self.sizes().0 {
             return None;
         }
         let room = size.checked_sub(self.end)?;
-        // The most units whose dynamic part fits (the index's power-of-two
-        // rounding makes the size a step function of the units).
-        // (A unit takes at least UNIT bytes, less 8 for the list's rounding.)
-        let (mut lo, mut hi) = (self.min_units(), (room + 8) / UNIT + 1);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if Self::dynamic_bytes(mid) <= room {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let units = lo;
-        let half_size = units * UNIT_RING_HALF;
-        let records = self.end + 2 * half_size;
-        let record_capacity = (units / UNITS_PER_LISTED_RECORD).min(u64::from(u32::MAX)) as u32;
-        let index = align(records + u64::from(record_capacity) * size_of::<RecordRef>() as u64, 64);
-        let index_slots = (units * UNIT_INDEX_SLOTS).next_power_of_two();
-        let layout = DynamicLayout {
-            halves: [self.end, self.end + half_size],
-            half_size,
-            records,
-            record_capacity,
-            index,
-            index_slots,
-        };
+        let frame_count = (room / self.frame_cost()).min(u64::from(u32::MAX >> 1)) as u32;
+        let pool = self.end;
+        let layout = DynamicLayout { pool, frame_count, keys: pool + u64::from(frame_count) * self.frames.bytes() };
         (layout.end() <= size).then_some(layout)
     }
 
@@ -260,7 +238,7 @@ impl FixedLayout {
     /// slot tables, for scratch at device address `base`. `schedules` gives
     /// each node's schedule.
     pub fn static_tables(&self, graph: &Graph, schedules: &[NodeSchedule], base: u64) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity((self.counts[0] - self.schedules) as usize);
+        let mut bytes = Vec::with_capacity((self.rank_counts[0] - self.schedules) as usize);
         let mut put = |offset: u64, data: &[u8]| {
             let at = (offset - self.schedules) as usize;
             if bytes.len() < at + data.len() {
@@ -277,11 +255,11 @@ impl FixedLayout {
                 first_link: self.first_link[slot],
                 max_recursion: node.decl.info.max_recursion.unwrap_or(0),
                 self_slot: slot32,
-                _reserved: 0,
+                shader_index: node.decl.index,
             };
             put(
                 self.node_infos + 16 * slot as u64,
-                &words_of(&[info.first_link, info.max_recursion, info.self_slot, 0]),
+                &words_of(&[info.first_link, info.max_recursion, info.self_slot, info.shader_index]),
             );
             for (o, out) in node.outputs.iter().enumerate() {
                 let link = self.first_link[slot] as usize + o;
@@ -295,6 +273,33 @@ impl FixedLayout {
         }
         bytes
     }
+
+    /// The context of a graph whose scratch is at device address `base`
+    /// with the dynamic part `dynamic`; the tag is written apart.
+    pub fn context(&self, graph: &Graph, dynamic: &DynamicLayout, base: u64) -> GraphContext {
+        GraphContext {
+            pool: base + dynamic.pool,
+            keys: base + dynamic.keys,
+            frame_count: dynamic.frame_count,
+            frame_shift: self.frames.shift,
+            node_count: graph.nodes.len() as u32,
+            tag: 0,
+            rank_counts: [base + self.rank_counts[0], base + self.rank_counts[1]],
+            grid_counts: [base + self.grid_counts[0], base + self.grid_counts[1]],
+            dispatches: [base + self.dispatches[0], base + self.dispatches[1]],
+            schedules: base + self.schedules,
+            links: base + self.links,
+            nodes: base + self.node_infos,
+            sink: base + self.sink,
+            status: [0, 0],
+            done: [0, 0],
+            carried: 0,
+            _reserved: 0,
+            done_groups: base + self.done_groups,
+            entry_counts: base + self.entry_counts,
+            claimed: [0, 0],
+        }
+    }
 }
 
 /// Little-endian bytes of 32-bit words.
@@ -302,8 +307,10 @@ pub fn words_of(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-pub fn dispatch_words(d: &NodeDispatch) -> [u32; 12] {
+pub fn dispatch_words(d: &NodeDispatch) -> [u32; 16] {
     let [x, y, z] = d.indirect;
+    let lo = |v: u64| v as u32;
+    let hi = |v: u64| (v >> 32) as u32;
     [
         x,
         y,
@@ -311,16 +318,20 @@ pub fn dispatch_words(d: &NodeDispatch) -> [u32; 12] {
         d.workgroup_count,
         d.record_count,
         d.workgroup_base,
+        d.level_workgroups,
         d.mode,
         d.key_node,
-        d.records as u32,
-        (d.records >> 32) as u32,
-        d.input_base as u32,
-        (d.input_base >> 32) as u32,
+        d.status_in,
+        lo(d.records),
+        hi(d.records),
+        lo(d.starts),
+        hi(d.starts),
+        lo(d.status),
+        hi(d.status),
     ]
 }
 
-pub fn schedule_words(s: &NodeSchedule) -> [u32; 10] {
+pub fn schedule_words(s: &NodeSchedule) -> [u32; 12] {
     [
         s.mode,
         s.records_per_workgroup,
@@ -331,38 +342,33 @@ pub fn schedule_words(s: &NodeSchedule) -> [u32; 10] {
         s.input_stride,
         s.share_base,
         s.flags,
-        s.reserved,
+        s.per_frame,
+        s.tail,
+        s.input_size,
     ]
 }
 
-/// A `RecordRef`'s 16 bytes (built straight into the upload: a host dispatch
-/// can have many).
-pub fn record_bytes(r: &RecordRef) -> [u8; 16] {
-    let mut b = [0; 16];
-    b[..8].copy_from_slice(&r.payload.to_le_bytes());
-    b[8..12].copy_from_slice(&r.workgroup_start.to_le_bytes());
-    b[12..].copy_from_slice(&r.remaining_recursion.to_le_bytes());
-    b
-}
-
-/// The words of a `GraphContext` up to (not including) `tag`, which the
-/// host never writes after scratch initialisation.
-pub fn context_words(c: &GraphContext) -> [u32; 34] {
+/// The words of a `GraphContext`.
+pub fn context_words(c: &GraphContext) -> [u32; 40] {
     let lo = |v: u64| v as u32;
     let hi = |v: u64| (v >> 32) as u32;
     [
-        lo(c.ring[0]),
-        hi(c.ring[0]),
-        lo(c.ring[1]),
-        hi(c.ring[1]),
-        c.ring_top[0],
-        c.ring_top[1],
-        c.ring_capacity,
+        lo(c.pool),
+        hi(c.pool),
+        lo(c.keys),
+        hi(c.keys),
+        c.frame_count,
+        c.frame_shift,
         c.node_count,
-        lo(c.counts[0]),
-        hi(c.counts[0]),
-        lo(c.counts[1]),
-        hi(c.counts[1]),
+        c.tag,
+        lo(c.rank_counts[0]),
+        hi(c.rank_counts[0]),
+        lo(c.rank_counts[1]),
+        hi(c.rank_counts[1]),
+        lo(c.grid_counts[0]),
+        hi(c.grid_counts[0]),
+        lo(c.grid_counts[1]),
+        hi(c.grid_counts[1]),
         lo(c.dispatches[0]),
         hi(c.dispatches[0]),
         lo(c.dispatches[1]),
@@ -375,36 +381,35 @@ pub fn context_words(c: &GraphContext) -> [u32; 34] {
         hi(c.nodes),
         lo(c.sink),
         hi(c.sink),
-        lo(c.index),
-        hi(c.index),
-        c.index_mask,
-        c.status,
+        c.status[0],
+        c.status[1],
         c.done[0],
         c.done[1],
-        c.launched[0],
-        c.launched[1],
-        lo(c.level_status),
-        hi(c.level_status),
+        c.carried,
+        c._reserved,
+        lo(c.done_groups),
+        hi(c.done_groups),
+        lo(c.entry_counts),
+        hi(c.entry_counts),
+        c.claimed[0],
+        c.claimed[1],
     ]
 }
-
-/// The record-index tag scratch initialisation starts from (tags 0 and 1
-/// must never be live, so that zeroed slots read as free).
-pub const FIRST_TAG: u32 = 2;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::graph::link::{LinkedNode, LinkedOutput, NodeDecl};
-    use spirv_lowering::{LaunchMode, NodeShaderInfo, OutputInfo};
+    use spirv_lowering::{InputPayload, LaunchMode, NodeShaderInfo, OutputInfo};
 
-    fn graph() -> Graph {
-        let info = |outputs: Vec<OutputInfo>| NodeShaderInfo {
+    /// Node "n" (recursive) sends up to 256 60-byte records to "m"[0]; "m" reads them.
+    pub(crate) fn graph() -> Graph {
+        let info = |outputs: Vec<OutputInfo>, input: Option<InputPayload>| NodeShaderInfo {
             name: "n".into(),
             shader_index: 0,
             launch: LaunchMode::Thread,
             workgroup_size: [1, 1, 1],
-            input: None,
+            input,
             outputs,
             max_recursion: Some(3),
             shares_input_with: None,
@@ -428,19 +433,28 @@ mod tests {
             record_stride: 60,
             track_finish_writing: false,
             visibilities: vec![],
+            length_queried: false,
         };
-        let decl = |name: &str, outputs| NodeDecl { name: name.into(), index: 0, info: info(outputs) };
+        let input = InputPayload {
+            size: 60,
+            stride: 60,
+            dispatch_grid: None,
+            max_payloads: 1,
+            track_finish_writing: false,
+            implicit: false,
+        };
+        let decl = |name: &str, outputs, input| NodeDecl { name: name.into(), index: 0, info: info(outputs, input) };
         Graph {
             nodes: vec![
                 LinkedNode {
-                    decl: decl("n", vec![out]),
+                    decl: decl("n", vec![out], None),
                     outputs: vec![LinkedOutput { slots: vec![1, NO], record_stride: 60 }],
                     successors: Default::default(),
                     shares_with: None,
                     sharers: vec![],
                 },
                 LinkedNode {
-                    decl: decl("m", vec![]),
+                    decl: decl("m", vec![], Some(input)),
                     outputs: vec![],
                     successors: Default::default(),
                     shares_with: None,
@@ -453,28 +467,36 @@ mod tests {
     const NO: u32 = spirv_lowering::abi::NO_NODE;
 
     #[test]
-    fn a_unit_is_one_small_allocation_in_flight() {
-        assert_eq!(UNIT, 2 * 32 + 8 + 2 * 24);
-    }
-
-    #[test]
     fn sizes_are_ordered_and_every_size_between_works() {
         let fixed = FixedLayout::new(&graph());
         let (min, max, granularity) = fixed.sizes();
         assert!(min < max && granularity == GRANULARITY);
-        assert_eq!(fixed.sink_size, 16 + 256 * 60);
+        assert_eq!(fixed.sink_size, 256 * 60, "the largest allocation");
         assert!(fixed.dynamic(min - 1).is_none());
-        let mut last_units = 0;
+        let mut last = 0;
         for size in [min, min + 1, min + granularity * 3 + 17, (min + max) / 2, max] {
             let d = fixed.dynamic(size).unwrap();
-            assert!(d.half_size >= fixed.sink_size, "a half holds the largest allocation");
+            assert!(u64::from(d.frame_count) >= MIN_FRAMES, "{size}");
             assert!(d.end() <= size, "{size}: layout ends at {}", d.end());
-            assert_eq!(d.halves[1], d.halves[0] + d.half_size);
-            assert!(d.records >= d.halves[1] + d.half_size);
-            assert!(d.index_slots.is_power_of_two() && d.index_slots >= 2 * d.half_size / 32);
-            assert!(d.half_size >= last_units, "more scratch never holds less");
-            last_units = d.half_size;
+            assert_eq!((d.pool, d.keys), (fixed.end, fixed.end + u64::from(d.frame_count) * fixed.frames.bytes()));
+            assert!(d.pool % 256 == 0, "frames stay aligned for every record type");
+            assert!(d.frame_count >= last, "more scratch never holds less");
+            // The next frame would not fit: the frames use the size.
+            assert!(d.end() + fixed.frames.bytes() + 8 > size);
+            last = d.frame_count;
         }
+    }
+
+    #[test]
+    fn counters_sit_a_cache_line_apart() {
+        let fixed = FixedLayout::new(&graph());
+        let stride = u64::from(COUNTER_STRIDE_BYTES);
+        assert_eq!(fixed.rank_counts[0] % stride, 0);
+        assert_eq!(fixed.rank_counts[1] - fixed.rank_counts[0], 2 * stride, "two nodes");
+        assert_eq!(fixed.grid_counts[0] - fixed.rank_counts[1], 2 * stride);
+        assert_eq!(fixed.grid_counts[1] - fixed.grid_counts[0], 2 * stride);
+        assert!(fixed.entry_counts >= fixed.grid_counts[1] + 2 * stride);
+        assert!(fixed.done_groups >= fixed.entry_counts + 4 * 3, "two counters and the status word");
     }
 
     #[test]
@@ -493,12 +515,31 @@ mod tests {
         assert_eq!(table, base + fixed.slot_tables);
         assert_eq!((word(fixed.links + 8), word(fixed.links + 12)), (2, 60));
         assert_eq!((word(fixed.slot_tables), word(fixed.slot_tables + 4)), (1, NO));
-        assert!(bytes.len() as u64 <= fixed.counts[0] - fixed.schedules);
-        // What a kernel lowered for slot 0 is told matches the tables.
+        assert!(bytes.len() as u64 <= fixed.rank_counts[0] - fixed.schedules);
+        // What a kernel lowered for slot 0 is told matches the tables and frames.
         let t = fixed.tables_for(&g, 0);
         assert_eq!(base + t.outputs[0].table, table, "slot table offset from the context");
         assert_eq!((t.schedules, t.nodes), (fixed.schedules, fixed.node_infos));
         assert_eq!((t.outputs[0].slots.clone(), t.outputs[0].consecutive()), (vec![1, NO], None));
-        assert!(fixed.tables_for(&g, 1).outputs.is_empty());
+        assert_eq!(t.outputs[0].geometry, fixed.frames.geometry[1], "the target's frames");
+        assert_eq!((t.frame_shift, t.node_count), (fixed.frames.shift, 2));
+        let m = fixed.tables_for(&g, 1);
+        assert!(m.outputs.is_empty());
+        assert_eq!(m.input, fixed.frames.geometry[1], "a node reads its own frames");
+    }
+
+    #[test]
+    fn the_context_points_at_the_layout() {
+        let g = graph();
+        let fixed = FixedLayout::new(&g);
+        let base = 0x2_0000_0000;
+        let d = fixed.dynamic(fixed.sizes().0).unwrap();
+        let c = fixed.context(&g, &d, base);
+        assert_eq!((c.pool, c.keys, c.frame_count), (base + d.pool, base + d.keys, d.frame_count));
+        assert_eq!((c.rank_counts[1], c.grid_counts[0]), (base + fixed.rank_counts[1], base + fixed.grid_counts[0]));
+        assert_eq!((c.node_count, c.frame_shift), (2, fixed.frames.shift));
+        let words = context_words(&c);
+        assert_eq!(words.len() * 4, std::mem::size_of::<GraphContext>());
+        assert_eq!((words[0], words[1]), ((base + d.pool) as u32, ((base + d.pool) >> 32) as u32));
     }
 }

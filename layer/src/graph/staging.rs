@@ -1,9 +1,11 @@
-//! Staging memory for the host data of `vkCmdDispatchGraphAMDX` (the entry
-//! records and their payloads): copied into host-visible buffers the layer
-//! owns when the dispatch is recorded, and into scratch by a
-//! `vkCmdCopyBuffer` when it runs. `vkCmdUpdateBuffer` moves that data
-//! through the command stream instead: on an H100, 1.8 MiB of it took
-//! 212 µs of GPU time and most of a millisecond and a half of recording.
+//! Staging memory for the host data of `vkCmdDispatchGraphAMDX` (level 0:
+//! the entry nodes' `NodeDispatch`es, payloads and grid starts): written
+//! into host-visible buffers the layer owns when the dispatch is recorded,
+//! and read in place, by device address, by the first level's kernels (in
+//! device-local memory where the device has host-visible device-local
+//! memory, as NVIDIA's with resizable BAR). Copying it into scratch first
+//! cost a transfer and a barrier; moving it through the command stream
+//! (`vkCmdUpdateBuffer`) cost 212 µs of GPU time for 1.8 MiB on an H100.
 //!
 //! A command buffer keeps the blocks it used until it is reset, begun
 //! again, freed, or its pool is reset or destroyed (the application may not
@@ -18,6 +20,40 @@ use std::collections::HashMap;
 /// Smallest block; blocks are powers of two, so that freed ones fit later requests.
 const MIN_BLOCK: u64 = 64 << 10;
 
+/// A block a command buffer holds: its buffer, mapping and device address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reserved {
+    pub buffer: vk::Buffer,
+    pub host: *mut u8,
+    pub address: u64,
+    /// Bytes of the mapping.
+    pub size: u64,
+}
+
+impl Reserved {
+    /// Copies `data` to byte `offset` of the block; false (nothing written)
+    /// when it does not fit.
+    pub(crate) fn write(&self, offset: u64, data: &[u8]) -> bool {
+        if offset.checked_add(data.len() as u64).is_none_or(|end| end > self.size) {
+            return false;
+        }
+        // SAFETY: `offset + data.len() <= size`, inside the mapping, which
+        // the command buffer holds; the GPU reads it only once submitted.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host.add(offset as usize), data.len()) };
+        true
+    }
+
+    /// Zeroes `len` bytes from `offset` (false when they do not fit).
+    pub(crate) fn zero(&self, offset: u64, len: u64) -> bool {
+        if offset.checked_add(len).is_none_or(|end| end > self.size) {
+            return false;
+        }
+        // SAFETY: as for `write`.
+        unsafe { std::ptr::write_bytes(self.host.add(offset as usize), 0, len as usize) };
+        true
+    }
+}
+
 /// The device's blocks: free ones, and those held by command buffers.
 #[derive(Default)]
 pub(crate) struct StagingPool {
@@ -30,53 +66,21 @@ pub(crate) struct StagingPool {
 unsafe impl Send for StagingPool {}
 
 impl StagingPool {
-    /// Copies `parts` one after the other (each at a 16-byte aligned
-    /// offset) into a block that `cb` holds from now on; the block's buffer
-    /// and the offset of each part. `None` when no memory can be had (the
-    /// caller falls back to `vkCmdUpdateBuffer`). New blocks are made on
-    /// `device` in memory of its `memory_properties`.
-    pub(crate) fn stage(
-        &mut self,
-        device: &DeviceDispatch,
-        memory_properties: &vk::PhysicalDeviceMemoryProperties,
-        cb: vk::CommandBuffer,
-        parts: &[&[u8]],
-    ) -> Option<(vk::Buffer, Vec<u64>)> {
-        let mut offsets = Vec::with_capacity(parts.len());
-        let mut total = 0u64;
-        for part in parts {
-            offsets.push(total);
-            total = (total + part.len() as u64).next_multiple_of(16);
-        }
-        let block = self
-            .take(device, memory_properties, total)
-            .map_err(|e| tracing::warn!("staging memory unavailable ({e:?}): host records go inline"))
-            .ok()?;
-        for (part, &offset) in parts.iter().zip(&offsets) {
-            // SAFETY: `offset + part.len() <= total <= block.size`, inside the mapping.
-            unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), block.ptr().add(offset as usize), part.len()) };
-        }
-        let buffer = block.buffer;
-        self.held.entry(cb).or_default().push(block);
-        Some((buffer, offsets))
-    }
-
-    /// A block of at least `bytes` that `cb` holds from now on, for the GPU
-    /// to write and the host to read (statistics): its buffer and mapping.
+    /// A block of at least `bytes` that `cb` holds from now on (host data
+    /// the GPU reads, or the GPU's writes for the host to read); the error
+    /// when no memory can be had. New blocks are made on `device` in memory
+    /// of its `memory_properties`.
     pub(crate) fn reserve(
         &mut self,
         device: &DeviceDispatch,
         memory_properties: &vk::PhysicalDeviceMemoryProperties,
         cb: vk::CommandBuffer,
         bytes: u64,
-    ) -> Option<(vk::Buffer, *mut u8)> {
-        let block = self
-            .take(device, memory_properties, bytes)
-            .map_err(|e| tracing::warn!("statistics memory unavailable ({e:?}): this dispatch is not counted"))
-            .ok()?;
-        let found = (block.buffer, block.ptr());
+    ) -> Result<Reserved, vk::Result> {
+        let block = self.take(device, memory_properties, bytes)?;
+        let found = Reserved { buffer: block.buffer, host: block.ptr(), address: block.address, size: block.size };
         self.held.entry(cb).or_default().push(block);
-        Some(found)
+        Ok(found)
     }
 
     /// A free block of at least `bytes`, or a new one (blocks are powers of
@@ -93,7 +97,10 @@ impl StagingPool {
                 device,
                 memory_properties,
                 bytes.max(MIN_BLOCK).next_power_of_two(),
-                vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+                vk::BufferUsageFlags::TRANSFER_SRC
+                    | vk::BufferUsageFlags::TRANSFER_DST
+                    | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                vk::MemoryPropertyFlags::DEVICE_LOCAL,
             ),
         }
     }

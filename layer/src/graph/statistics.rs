@@ -4,31 +4,31 @@
 //!
 //! The recorder copies, into host-visible memory the command buffer holds
 //! (a staging block): before each level, each of its nodes' `NodeDispatch`
-//! workgroup and record counts (8 bytes each; final by then, and zeroed by
-//! the last level's finisher afterwards); after each level, its payload-ring
-//! use (`GraphContext::ring_top`, `ring_capacity`, `node_count`: 16 bytes;
-//! a level's records go to the ring half of its parity). Both copies of one
-//! level boundary are one `vkCmdCopyBuffer`. Off, nothing is recorded; on,
-//! each level costs a copy and two barriers. Each dispatch becomes one log line (info) and,
-//! when the setting names a file, one JSON line there.
+//! workgroup and record counts (8 bytes each; final by then; level 0 of a
+//! host dispatch is written on the host, which knows them); after each
+//! level, the frames its records took (`GraphContext::claimed` of its
+//! parity, which the copy then clears: nothing else does), beside the
+//! frame pool's size, written on the host. Both copies of one level
+//! boundary are one `vkCmdCopyBuffer`. Off, nothing is recorded; on, each
+//! level costs a copy, a clear and three barriers. Each dispatch becomes one
+//! log line (info) and, when the setting names a file, one JSON line there.
 
 use serde_json::{json, Value};
 use spirv_lowering::abi::{GraphContext, NodeDispatch};
 use std::mem::offset_of;
 
-/// Bytes copied per level before its nodes' counts: `ring_top`,
-/// `ring_capacity` and `node_count` of the `GraphContext`.
+/// Bytes per level before its nodes' counts: the frames the level claimed
+/// (copied), the pool's frames and a frame's bytes (host-written), zero.
 pub const LEVEL_HEADER: u64 = 16;
 /// Bytes copied per node: `workgroup_count` and `record_count`.
 pub const NODE_COUNTS: u64 = 8;
 
-/// Where in the `GraphContext` the level header is copied from.
-pub const CONTEXT_OFFSET: u64 = offset_of!(GraphContext, ring_top) as u64;
+/// Where in the `GraphContext` the claimed frames of parity 0 are copied
+/// from (parity 1's follow).
+pub const CLAIMED_OFFSET: u64 = offset_of!(GraphContext, claimed) as u64;
 /// Where in a `NodeDispatch` the node counts are copied from.
 pub const DISPATCH_OFFSET: u64 = offset_of!(NodeDispatch, workgroup_count) as u64;
 
-const _: () = assert!(offset_of!(GraphContext, ring_capacity) as u64 == CONTEXT_OFFSET + 8);
-const _: () = assert!(offset_of!(GraphContext, node_count) as u64 == CONTEXT_OFFSET + 12);
 const _: () = assert!(offset_of!(NodeDispatch, record_count) as u64 == DISPATCH_OFFSET + 4);
 
 /// The statistics a recorded dispatch will leave, and where.
@@ -59,20 +59,22 @@ impl Statistics {
         unsafe { ((self.host + offset as usize) as *const u32).read_volatile() }
     }
 
-    /// The dispatch as JSON: per level, the ring bytes its records took
-    /// against the ring's capacity, and records and workgroups per node.
+    /// The dispatch as JSON: per level, the frames its records took against
+    /// the pool's, and records and workgroups per node.
     pub fn read(&self) -> Value {
         let mut high_water = 0u32;
         let mut capacity = 0u32;
+        let mut frame_bytes = 0u32;
         let levels: Vec<Value> = self
             .levels
             .iter()
             .enumerate()
             .map(|(d, nodes)| {
                 let at = level_offset(&self.levels, d);
-                let ring_bytes = self.word(at + 4 * (d as u64 % 2));
-                capacity = self.word(at + 8);
-                high_water = high_water.max(ring_bytes);
+                let frames = self.word(at);
+                capacity = self.word(at + 4);
+                frame_bytes = self.word(at + 8);
+                high_water = high_water.max(frames);
                 let nodes: Vec<Value> = nodes
                     .iter()
                     .enumerate()
@@ -86,9 +88,9 @@ impl Statistics {
                         })
                     })
                     .collect();
-                json!({ "level": d, "ring_bytes": ring_bytes, "nodes": nodes })
+                json!({ "level": d, "frames": frames, "nodes": nodes })
             })
             .collect();
-        json!({ "levels": levels, "ring_high_water": high_water, "ring_capacity": capacity })
+        json!({ "levels": levels, "frames_high_water": high_water, "frame_count": capacity, "frame_bytes": frame_bytes })
     }
 }

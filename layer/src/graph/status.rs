@@ -1,8 +1,9 @@
 //! The host's view of graph dispatch status: a small host-visible buffer
-//! per device with one `u32` slot per recorded graph dispatch (a ring). At
-//! the end of each dispatch the recorder copies the dispatch's
-//! `GraphContext.status` into its slot; `ffi::report` reads and
-//! clears the slot once the submission is known to have finished.
+//! per device with one slot of `STATUS_WORDS` words per recorded graph
+//! dispatch (a ring). The finisher of each level writes the dispatch's
+//! status into its slot by device address (after the inputs, after each
+//! level, and the final status); `ffi::report` reads and clears the slot
+//! once the submission is known to have finished.
 //!
 //! Moved from `ffi` so that `crate::device`, which holds each device's
 //! buffer, imports nothing from the tier above it; it is created on first
@@ -12,6 +13,15 @@ use super::gpu::Gpu;
 use super::scratch::STATUS_WORDS;
 use crate::mapped::MappedBuffer;
 use ash::vk;
+
+/// Where one recorded dispatch leaves its status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusTarget {
+    /// The slot of the device's ring (what the host reads).
+    pub slot: u32,
+    /// The device address of the slot's words (what the finishers write).
+    pub address: u64,
+}
 
 /// Slots per device; a slot is reused after this many recorded dispatches.
 pub(crate) const SLOTS: u32 = 1024;
@@ -34,13 +44,20 @@ impl StatusBuffer {
             &device.dispatch,
             &device.physical.memory_properties,
             u64::from(WORDS) * 4,
-            vk::BufferUsageFlags::TRANSFER_DST,
+            vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+            // Read by the host, written by a few GPU stores a level.
+            vk::MemoryPropertyFlags::HOST_CACHED,
         )?;
         let status = StatusBuffer { memory, next: 0 };
         for word in 0..WORDS {
             status.write(word, 0);
         }
         Ok(status)
+    }
+
+    /// The device address of `slot`'s words (the level finishers write them).
+    pub(crate) fn address(&self, slot: u32) -> u64 {
+        self.memory.address + u64::from((slot % SLOTS) * STATUS_WORDS) * 4
     }
 
     /// The next slot of the ring.

@@ -3,14 +3,18 @@
 
 mod aliased;
 mod aligned;
+mod allocate;
 mod builtins;
 mod cleanup;
+mod enqueue;
+mod epilogue;
 mod finisher;
 mod handles;
 mod node_ops;
 mod payload;
 mod prologue;
 pub(crate) mod push_block;
+mod records;
 mod select_entry;
 mod verify;
 
@@ -70,7 +74,8 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     let packed = facts.info.thread_packable() && opts.thread_pack_width > 1;
     let cx = Ctx { facts, opts, abi, packed, push, real, vars };
     let app_builtins = builtins::run(ir, &cx)?;
-    let reads_shader_index = app_builtins.iter().any(|(b, _, _)| *b == spirv::BuiltIn::ShaderIndexAMDX);
+    let reads_shader_index =
+        opts.tables.is_none() && app_builtins.iter().any(|(b, _, _)| *b == spirv::BuiltIn::ShaderIndexAMDX);
     handles::run(ir, &cx)?;
     let input = payload::run(ir, &cx)?;
     node_ops::run(ir, &cx, input)?;

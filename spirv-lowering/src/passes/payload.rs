@@ -104,7 +104,7 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
     }
 
     let plain = cx.facts.input_var.is_some() && cx.facts.input_array_type.is_none();
-    let ptr_type = cx.facts.input_ptr_type.unwrap_or(cx.abi.p_record);
+    let ptr_type = cx.facts.input_ptr_type.unwrap_or(cx.abi.p_u32);
     let mut holder = None;
     if let (Some(v), true) = (cx.facts.input_var, plain) {
         holder = Some(plain_holder(ir, v, ptr_type));

@@ -1,9 +1,16 @@
 //! A minimal Vulkan harness (ash) for running one lowered node kernel against
-//! a hand-built ABI state in one host-visible buffer with a device address.
-//! Every unsafe block is a plain Vulkan call on handles this harness created.
+//! a hand-built ABI state (version 4) in one host-visible buffer with a
+//! device address: [`at`] is the buffer's memory map, [`frames`] the CPU
+//! mirror of the frame pool, [`state`] the graph state a test builds and
+//! reads back. Every unsafe block is a plain Vulkan call on handles this
+//! harness created.
 #![allow(dead_code)]
 
+pub mod frames;
+pub mod state;
+
 use ash::vk;
+use spirv_lowering::abi::NodePush;
 use std::ffi::CString;
 
 pub struct Gpu {
@@ -21,31 +28,55 @@ pub struct Gpu {
     pub has16: bool,
 }
 
-/// Offsets of the scratch areas inside the one buffer (ABI version 3).
+/// Byte offsets of the scratch areas inside the one buffer (ABI version 4;
+/// see `spirv_lowering::abi`'s scratch layout). Tables hold [`MAX_NODES`]
+/// node slots.
 pub mod at {
+    /// Node slots the tables below hold.
+    pub const MAX_NODES: usize = 16;
+    /// Output links the tables below hold, and slots per link.
+    pub const MAX_LINKS: usize = 16;
+    pub const MAX_LINK_SLOTS: usize = 16;
+    /// The `GraphContext`.
     pub const CTX: usize = 0;
-    pub const LEVEL_STATUS: usize = 256;
-    /// `NodeDispatch`es of level parity 0 (8 node slots at most), then parity 1.
-    pub const DISPATCH: usize = 512;
-    pub const DISPATCH1: usize = 1024;
-    pub const RECORDS: usize = 2048;
+    /// The host's `abi::STATUS_WORDS` status words (`NodeDispatch::status`).
+    pub const STATUS_WORDS: usize = 256;
+    /// `[NodeDispatch; MAX_NODES]` of level parity 0 and 1.
+    pub const DISPATCHES: [usize; 2] = [1024, 2048];
+    /// `[NodeSchedule; MAX_NODES]`.
+    pub const SCHEDULES: usize = 3072;
+    /// `[NodeInfo; MAX_NODES]`.
+    pub const NODES: usize = 3840;
+    /// `[OutputLink; MAX_LINKS]`.
+    pub const LINKS: usize = 4096;
+    /// One `u32` slot table of `MAX_LINK_SLOTS` per link.
+    pub const SLOTS: usize = 4352;
+    /// The `u32` rank counters of level parity 0 and 1, one per node
+    /// `abi::COUNTER_STRIDE_BYTES` apart (room for `MAX_NODES`).
+    pub const RANKS: [usize; 2] = [13 << 20, (13 << 20) + 4096];
+    /// The `u64` grid counters of level parity 0 and 1, as the rank counters.
+    pub const GRIDS: [usize; 2] = [(13 << 20) + 8192, (13 << 20) + 12288];
+    /// `[u32; MAX_NODES + 1]`: the entry passes' counters and status.
+    pub const ENTRY_COUNTS: usize = 5760;
+    /// Contiguous level-0 records of a dynamic grid: each one's first workgroup.
+    pub const STARTS: usize = 6144;
+    /// Contiguous level-0 payloads (side by side at the input stride).
     pub const INPUTS: usize = 8192;
-    /// `u64` record counters of parity 0, then parity 1.
-    pub const COUNTS: usize = 16384;
-    pub const COUNTS1: usize = 16384 + 128;
-    pub const SCHEDULES: usize = 16640;
-    pub const LINKS: usize = 17152;
-    pub const NODES: usize = 17408;
-    pub const SLOTS: usize = 17664;
-    /// The record index: [`INDEX_SLOTS`] slots of 24 bytes.
-    pub const INDEX: usize = 32768;
-    pub const INDEX_SLOTS: usize = 1024;
+    pub const INPUTS_SIZE: usize = 57344;
+    /// Where failed allocations point.
     pub const SINK: usize = 65536;
-    pub const RING: usize = 131072;
+    pub const SINK_SIZE: usize = 65536;
+    /// `abi::DONE_GROUPS_BYTES` of done-group counters.
+    pub const DONE_GROUPS: usize = 131072;
+    /// The frame keys (`u64` each).
+    pub const KEYS: usize = 196608;
+    pub const MAX_FRAMES: usize = 4096;
+    /// The frame pool.
+    pub const POOL: usize = 262144;
+    pub const POOL_SIZE: usize = 786432;
+    /// The application's storage buffer (set 0 binding 0).
     pub const UAV: usize = 1 << 20;
     pub const UAV_SIZE: usize = 12 << 20;
-    /// `abi::DONE_GROUPS_BYTES` of done-group counters.
-    pub const DONE_GROUPS: usize = 13 << 20;
     pub const SIZE: usize = 14 << 20;
 }
 
@@ -164,7 +195,8 @@ impl Gpu {
         // SAFETY: `ptr` maps `size` bytes for the lifetime of `self`; the GPU is idle between calls.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.size) }
     }
-    fn view(&self) -> &[u8] {
+    /// The mapped buffer, read-only.
+    pub fn view(&self) -> &[u8] {
         // SAFETY: as in `bytes`, read-only.
         unsafe { std::slice::from_raw_parts(self.ptr, self.size) }
     }
@@ -180,6 +212,13 @@ impl Gpu {
     pub fn get64(&self, off: usize) -> u64 {
         u64::from_le_bytes(self.view()[off..off + 8].try_into().unwrap())
     }
+    pub fn put_bytes(&mut self, off: usize, data: &[u8]) {
+        self.bytes()[off..off + data.len()].copy_from_slice(data);
+    }
+    /// `count` words from `off`.
+    pub fn words(&self, off: usize, count: usize) -> Vec<u32> {
+        (0..count).map(|k| self.get32(off + 4 * k)).collect()
+    }
     pub fn addr(&self, off: usize) -> u64 {
         self.base + off as u64
     }
@@ -187,15 +226,9 @@ impl Gpu {
         (addr - self.base) as usize
     }
 
-    /// Runs `entry` of `words` once with set 0 binding 0 = the UAV area,
-    /// `NodePush` at `push_offset` (the `NodeDispatch` at `at::DISPATCH`,
-    /// level 0), and `groups` workgroups.
-    pub fn run(&self, words: &[u32], entry: &str, push_offset: u32, groups: [u32; 3]) {
-        self.run_at(words, entry, push_offset, groups, at::DISPATCH, 0);
-    }
-
-    /// [`Self::run`] with the node's `NodeDispatch` at `dispatch` and `level` pushed.
-    pub fn run_at(&self, words: &[u32], entry: &str, push_offset: u32, groups: [u32; 3], dispatch: usize, level: u32) {
+    /// Runs `entry` of `words` once: set 0 binding 0 = the UAV area, `push`
+    /// at `push_offset` of the push constants, `groups` workgroups.
+    pub fn run(&self, words: &[u32], entry: &str, push_offset: u32, groups: [u32; 3], push: &NodePush) {
         let d = &self.device;
         let c = CString::new(entry).unwrap();
         // SAFETY: straightforward object creation and one submission on handles created here.
@@ -260,14 +293,12 @@ impl Gpu {
             d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default()).unwrap();
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipe);
             d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, pl, 0, &[set], &[]);
-            // NodePush: this node's dispatch, the context, level 0, its slot.
-            let mut push = vec![];
-            push.extend(self.addr(dispatch).to_le_bytes());
-            push.extend(self.addr(at::CTX).to_le_bytes());
-            push.extend(level.to_le_bytes());
-            // The slot: the dispatch's key node (the same but for sharers).
-            push.extend(self.get32(dispatch + 28).to_le_bytes());
-            d.cmd_push_constants(cb, pl, vk::ShaderStageFlags::COMPUTE, push_offset, &push);
+            let mut bytes = vec![];
+            bytes.extend(push.dispatch.to_le_bytes());
+            bytes.extend(push.ctx.to_le_bytes());
+            bytes.extend(push.level.to_le_bytes());
+            bytes.extend(push.slot.to_le_bytes());
+            d.cmd_push_constants(cb, pl, vk::ShaderStageFlags::COMPUTE, push_offset, &bytes);
             d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
             d.end_command_buffer(cb).unwrap();
             let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).unwrap();
