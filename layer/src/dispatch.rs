@@ -67,6 +67,9 @@ pub(crate) struct EnabledTables {
     pub mesh_enqueue: bool,
     /// On the instance (labels need it).
     pub debug_utils: bool,
+    /// The layer enabled `VK_KHR_pipeline_executable_properties` (the
+    /// `shader_statistics` setting).
+    pub executable_properties: bool,
 }
 
 /// Device-level entry points of the next layer.
@@ -84,6 +87,8 @@ pub(crate) struct DeviceDispatch {
     pub mesh_shader: Option<ash::ext::mesh_shader::DeviceFn>,
     /// Present with `shaderMeshEnqueue` where the device has dynamic rendering.
     pub rendering: Option<RenderingFns>,
+    /// Present with the `shader_statistics` setting where the driver has it.
+    pub executable_properties: Option<ash::khr::pipeline_executable_properties::DeviceFn>,
 }
 
 /// Dynamic rendering's two commands (core 1.3, or `VK_KHR_dynamic_rendering`).
@@ -119,6 +124,9 @@ impl DeviceDispatch {
             debug_utils: extensions.debug_utils.then(|| ash::ext::debug_utils::DeviceFn::load(lookup)),
             mesh_shader: extensions.mesh_enqueue.then(|| ash::ext::mesh_shader::DeviceFn::load(lookup)),
             rendering: if extensions.mesh_enqueue { RenderingFns::load(&lookup) } else { None },
+            executable_properties: extensions
+                .executable_properties
+                .then(|| ash::khr::pipeline_executable_properties::DeviceFn::load(lookup)),
         }
     }
 

@@ -42,7 +42,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting of the layer.
-pub const SETTINGS: [SettingSpec; 8] = [
+pub const SETTINGS: [SettingSpec; 9] = [
     SettingSpec {
         key: "log",
         env: "VK_EMU_SE_LOG",
@@ -94,6 +94,13 @@ pub const SETTINGS: [SettingSpec; 8] = [
         description: "records and workgroups per node and level, and the scratch frames each level took, of every graph dispatch: log, or a file that gets one JSON line per dispatch",
     },
     SettingSpec {
+        key: "shader_statistics",
+        env: "VK_EMU_SE_SHADER_STATISTICS",
+        ty: SettingType::Bool,
+        default: "false",
+        description: "log the driver's statistics of every node kernel (registers, instructions...) where the driver has VK_KHR_pipeline_executable_properties",
+    },
+    SettingSpec {
         key: "labels",
         env: "VK_EMU_SE_LABELS",
         ty: SettingType::Bool,
@@ -128,6 +135,9 @@ pub struct Settings {
     /// Record no debug-utils labels around the layer's passes (they are on
     /// by default when the application enabled `VK_EXT_debug_utils`).
     pub without_labels: bool,
+    /// Log what the driver says of every node kernel it compiled
+    /// (`VK_KHR_pipeline_executable_properties`: registers, instructions...).
+    pub shader_statistics: bool,
 }
 
 /// One value an application passed through `VK_EXT_layer_settings`.
@@ -169,6 +179,8 @@ impl Settings {
             ("statistics", SettingValue::String(s)) => self.statistics = Some(s).filter(|s| !s.is_empty()),
             ("labels", SettingValue::Bool(b)) => self.without_labels = !b,
             ("labels", SettingValue::String(s)) => self.without_labels = !parse_bool(&s),
+            ("shader_statistics", SettingValue::Bool(b)) => self.shader_statistics = b,
+            ("shader_statistics", SettingValue::String(s)) => self.shader_statistics = parse_bool(&s),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),
         }
         Ok(())

@@ -61,6 +61,14 @@ pub(super) unsafe extern "system" fn create_device(
         let enabled = |wanted: &CStr| names.iter().any(|&n| unsafe { c_str(n) } == Some(wanted));
         let wants_amdx = enabled(amdx::EXTENSION_NAME);
         let emulated = wants_amdx && physical.support.is_emulated();
+        // The `shader_statistics` setting, where the driver can answer it.
+        let shader_statistics = emulated && instance.settings.shader_statistics && physical.executable_properties;
+        if emulated && instance.settings.shader_statistics && !physical.executable_properties {
+            tracing::warn!(
+                "shader_statistics: the driver has no VK_KHR_pipeline_executable_properties; node kernels are not \
+                 described"
+            );
+        }
         let result = if !emulated {
             if let (true, Support::Unavailable(missing)) = (wants_amdx, &physical.support) {
                 tracing::error!(
@@ -73,8 +81,9 @@ pub(super) unsafe extern "system" fn create_device(
             // SAFETY: forwarding the application's arguments.
             unsafe { next_create(pd, create_info, allocator, device) }
         } else {
+            let next = NextCreate { next_create, allocator, device, shader_statistics };
             // SAFETY: valid create info; `next_create` is the next layer's.
-            unsafe { create_emulated(pd, info, &names, &physical, allocator, device, next_create) }
+            unsafe { create_emulated(pd, info, &names, &physical, next) }
         };
         if result != vk::Result::SUCCESS {
             return result;
@@ -94,6 +103,7 @@ pub(super) unsafe extern "system" fn create_device(
                     descriptor_buffer: enabled(c"VK_EXT_descriptor_buffer"),
                     mesh_enqueue,
                     debug_utils: instance.debug_utils,
+                    executable_properties: shader_statistics,
                 },
             )
         };
@@ -114,6 +124,16 @@ pub(super) unsafe extern "system" fn create_device(
     })
 }
 
+/// The next layer's `vkCreateDevice`, the application's output arguments,
+/// and what the layer adds of its own.
+struct NextCreate {
+    next_create: vk::PFN_vkCreateDevice,
+    allocator: *const vk::AllocationCallbacks<'static>,
+    device: *mut vk::Device,
+    /// Enable `VK_KHR_pipeline_executable_properties` (the `shader_statistics` setting).
+    shader_statistics: bool,
+}
+
 /// Creates the device below without the extension, with the layer's features.
 ///
 /// # Safety
@@ -123,10 +143,9 @@ unsafe fn create_emulated(
     info: &vk::DeviceCreateInfo<'static>,
     names: &[*const c_char],
     physical: &PhysicalDeviceState,
-    allocator: *const vk::AllocationCallbacks<'static>,
-    device: *mut vk::Device,
-    next_create: vk::PFN_vkCreateDevice,
+    next: NextCreate,
 ) -> vk::Result {
+    let NextCreate { next_create, allocator, device, shader_statistics } = next;
     // SAFETY: valid chain.
     let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
     let features_type = amdx::STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES;
@@ -155,6 +174,9 @@ unsafe fn create_emulated(
     if mesh_enqueue {
         enable_mesh_shaders(&mut chain, &mut names);
     }
+    if shader_statistics {
+        enable_executable_properties(&mut chain, &mut names);
+    }
     let mut copy = *info;
     copy.p_next = chain.link();
     copy.enabled_extension_count = names.len() as u32;
@@ -179,6 +201,21 @@ fn enable_mesh_shaders(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
     match chain.get_mut::<vk::PhysicalDeviceMeshShaderFeaturesEXT>() {
         Some(f) => f.mesh_shader = vk::TRUE,
         None => chain.push(vk::PhysicalDeviceMeshShaderFeaturesEXT::default().mesh_shader(true)),
+    }
+}
+
+/// The `shader_statistics` setting reads the driver's statistics of each
+/// node kernel: `VK_KHR_pipeline_executable_properties` and its feature.
+fn enable_executable_properties(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
+    const EXT: &CStr = c"VK_KHR_pipeline_executable_properties";
+    // SAFETY: each name is a valid C string.
+    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(EXT)) {
+        names.push(EXT.as_ptr());
+    }
+    match chain.get_mut::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>() {
+        Some(f) => f.pipeline_executable_info = vk::TRUE,
+        None => chain
+            .push(vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true)),
     }
 }
 

@@ -257,6 +257,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         optional,
         has_maintenance5: lists(c"VK_KHR_maintenance5"),
         mesh_shader,
+        executable_properties: lists(c"VK_KHR_pipeline_executable_properties"),
         creation_feedback: props.api_version.min(instance.api_version) >= vk::API_VERSION_1_3,
         max_push_constants_size: props.limits.max_push_constants_size,
         timestamp_period: props.limits.timestamp_period,

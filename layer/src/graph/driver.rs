@@ -18,12 +18,15 @@ pub(crate) fn check(call: &'static str, result: vk::Result) -> Result<(), GraphE
 }
 
 /// A driver pipeline and the driver's creation feedback for it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Compiled {
     pub pipeline: vk::Pipeline,
     /// `VK_PIPELINE_CREATION_FEEDBACK_*` the driver reported (empty when it
     /// gave none).
     pub feedback: vk::PipelineCreationFeedbackFlags,
+    /// What the driver says of the compiled code (`name = value, ...`), with
+    /// the `shader_statistics` setting.
+    pub statistics: Option<String>,
 }
 
 /// Creates a compute pipeline from SPIR-V words on the driver (`flags`:
@@ -54,6 +57,8 @@ pub(crate) fn compiled_pipeline(
     }
     let mut feedback = vk::PipelineCreationFeedback::default();
     let mut feedback_info = vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
+    let stats = device.dispatch.executable_properties.as_ref();
+    let flags = if stats.is_some() { flags | vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR } else { flags };
     let mut info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
     // Core 1.3: not for an application that asked for an older version.
     if device.physical.creation_feedback {
@@ -66,7 +71,51 @@ pub(crate) fn compiled_pipeline(
     // SAFETY: the module is ours and no longer needed.
     unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
     check("vkCreateComputePipelines", result)?;
-    Ok(Compiled { pipeline, feedback: feedback.flags })
+    let statistics = stats.map(|fns| executable_statistics(device, fns, pipeline));
+    Ok(Compiled { pipeline, feedback: feedback.flags, statistics })
+}
+
+/// The driver's statistics of `pipeline`'s first executable, as
+/// `name = value` pairs (`VK_KHR_pipeline_executable_properties`).
+fn executable_statistics(
+    device: &Gpu,
+    fns: &ash::khr::pipeline_executable_properties::DeviceFn,
+    pipeline: vk::Pipeline,
+) -> String {
+    let info = vk::PipelineExecutableInfoKHR::default().pipeline(pipeline).executable_index(0);
+    let mut count = 0u32;
+    // SAFETY: a pipeline created with CAPTURE_STATISTICS; the two-call idiom.
+    let result = unsafe {
+        (fns.get_pipeline_executable_statistics_khr)(device.handle(), &info, &mut count, std::ptr::null_mut())
+    };
+    if result != vk::Result::SUCCESS {
+        return format!("no statistics ({result:?})");
+    }
+    let mut stats = vec![vk::PipelineExecutableStatisticKHR::default(); count as usize];
+    // SAFETY: as above, with room for `count` statistics.
+    let result =
+        unsafe { (fns.get_pipeline_executable_statistics_khr)(device.handle(), &info, &mut count, stats.as_mut_ptr()) };
+    if result != vk::Result::SUCCESS && result != vk::Result::INCOMPLETE {
+        return format!("no statistics ({result:?})");
+    }
+    stats
+        .iter()
+        .take(count as usize)
+        .map(|s| {
+            let name = s.name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            // SAFETY: the union member `format` names.
+            let value = unsafe {
+                match s.format {
+                    vk::PipelineExecutableStatisticFormatKHR::BOOL32 => s.value.b32.to_string(),
+                    vk::PipelineExecutableStatisticFormatKHR::INT64 => s.value.i64.to_string(),
+                    vk::PipelineExecutableStatisticFormatKHR::UINT64 => s.value.u64.to_string(),
+                    _ => s.value.f64.to_string(),
+                }
+            };
+            format!("{name} = {value}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A driver pipeline running the empty kernel: the handle an application

@@ -162,6 +162,9 @@ impl<'a> KernelCache<'a> {
         let compiled =
             compiled_pipeline(self.device, self.cache, self.flags, &lowered.words, entry, self.layout, spec)?;
         let pipeline = compiled.pipeline;
+        if let Some(stats) = &compiled.statistics {
+            tracing::info!("node \"{node}\" kernel: {stats}");
+        }
         self.pipelines.push(pipeline);
         let reads_index = lowered.reads_shader_index;
         let cache_hit = compiled.feedback.contains(vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT);

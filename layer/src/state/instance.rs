@@ -27,6 +27,9 @@ pub(crate) struct PhysicalDeviceState {
     pub has_maintenance5: bool,
     /// `VK_EXT_mesh_shader` with `meshShader`: `shaderMeshEnqueue` is offered.
     pub mesh_shader: bool,
+    /// The driver lists `VK_KHR_pipeline_executable_properties` (the
+    /// `shader_statistics` setting's source).
+    pub executable_properties: bool,
     /// The device's version as the application sees it is 1.3 or later, so
     /// the layer may chain `VkPipelineCreationFeedbackCreateInfo` (core 1.3)
     /// to its own pipelines.
