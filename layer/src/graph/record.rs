@@ -45,6 +45,7 @@ use crate::state::command_buffer::{OpenPass, Shadow};
 use ash::vk;
 use meta_shaders::{EntryPush, PlanPush};
 use spirv_lowering::abi::{NodeDispatch, NodePush, DONE_GROUPS_BYTES, FIRST_TAG};
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 pub use super::entry::EntryInput;
@@ -133,6 +134,11 @@ struct Dispatch<'a> {
     rendering: Option<OpenPass<'a>>,
     /// Level 0 of a host dispatch.
     host: Option<HostLevel>,
+    /// The node kernel bound at the compute bind point since the levels
+    /// began (`None`: the application's sets and constants are not bound
+    /// with the graph's layout yet): consecutive levels of one node bind
+    /// nothing again.
+    bound: Cell<Option<vk::Pipeline>>,
 }
 
 impl Dispatch<'_> {
@@ -249,20 +255,26 @@ impl Dispatch<'_> {
         r.end_part(rendering);
     }
 
-    /// Level `d`'s compute nodes `slots`, one dispatch each.
+    /// Level `d`'s compute nodes `slots`, one dispatch each. The
+    /// application's sets and push constants are bound with the graph's
+    /// layout before the first (nothing the levels record disturbs them).
     fn launch_nodes(&self, d: usize, slots: &[usize]) {
         let (r, graph) = (&self.r, self.graph);
-        r.bind_sets(&self.cb_state.graph, Some(graph.layout));
-        r.push_app_constants(self.cb_state, graph.layout, true);
         for &slot in slots {
             let node = &graph.nodes[slot];
             let Some(launch) = self.launch(d, slot) else { continue };
+            if self.bound.get().is_none() {
+                r.bind_sets(&self.cb_state.graph, Some(graph.layout));
+                r.push_app_constants(self.cb_state, graph.layout, true);
+            }
             let pass = || Pass { kind: "node", level: Some(d as u32), node: Some((node.name.clone(), node.index)) };
             r.label(
                 || format!("node \"{}\" [{}]", node.name, node.index),
                 || {
                     r.pass(pass, || {
-                        r.bind(node.pipeline);
+                        if self.bound.replace(Some(node.pipeline)) != Some(node.pipeline) {
+                            r.bind(node.pipeline);
+                        }
                         r.push(graph.layout, graph.push_offset, &self.node_push(d, slot, launch));
                         match launch {
                             Launch::Indirect(offset) => r.dispatch_indirect(offset),
@@ -407,7 +419,7 @@ impl<'a> DispatchArgs<'a> {
         let rendering = cb_state.open_pass().filter(|_| graph.has_mesh_nodes());
         let r = Recorder { device, cb, target, profile, draws: rendering.is_some() };
         let stats = self.statistics(levels);
-        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering, host })
+        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering, host, bound: Cell::new(None) })
     }
 
     /// Memory for the per-level counts of a dispatch running `levels`, when
