@@ -214,7 +214,8 @@ void main() {
     }
     if (t == 0u) {
         counts.w[node_count] = 0u;
-        if (pc.status != 0ul) {
+        // The host's words start zero: a clean start writes nothing there.
+        if (pc.status != 0ul && status != 0u) {
             Words words = Words(pc.status);
             words.w[0] = status;
             words.w[STATUS_WORDS - 1u] = status;

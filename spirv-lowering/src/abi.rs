@@ -44,7 +44,10 @@
 //! record is enqueued, a [`GridEntry`] (the first workgroup of its grid and
 //! its rank) in enqueue order, in frames of namespace `node_count + n`: the
 //! entries' workgroup starts grow with their number, so a workgroup finds its
-//! record by binary search.
+//! record by binary search. The grid counter's line also keeps the largest
+//! grid enqueued ([`GRID_MAX_OFFSET_BYTES`]): when every grid of a level is
+//! that large (largest times entries is the workgroups) the finisher says so
+//! in `NodeDispatch::starts`, and a workgroup finds its entry by division.
 //!
 //! # Execution model: one dispatch per node and one barrier per level
 //! No pass runs between two levels. Every workgroup, when done, counts itself
@@ -106,7 +109,9 @@ pub const STATUS_INVALID_ENTRY: u32 = 1 << 6;
 pub const STATUS_FATAL: u32 = STATUS_PAYLOAD_OVERFLOW | STATUS_FRAME_RANGE | STATUS_RECORD_OVERFLOW;
 /// Status words a dispatch leaves for the host at `NodeDispatch::status`:
 /// word 0 after its inputs, word `d + 1` after level `d` (up to the 32
-/// levels a graph may have), the last one the final status.
+/// levels a graph may have), the last one the final status. The host zeroes
+/// them; only a nonzero status is written (a clean level writes nothing
+/// across the bus).
 pub const STATUS_WORDS: u32 = 34;
 /// [`NodeDispatch::mode`]: the records lie side by side at `records`.
 pub const RECORDS_CONTIGUOUS: u32 = 0;
@@ -127,6 +132,9 @@ pub const FRAME_MAX_PROBES: u32 = 256;
 /// counters side by side made classify's 4M records queue on two lines:
 /// 0.8 ms on an H200).
 pub const COUNTER_STRIDE_BYTES: u32 = 256;
+/// Where the `u32` largest grid (workgroups) enqueued at a level for a node
+/// lies, in bytes after its grid counter (in the counter's own line).
+pub const GRID_MAX_OFFSET_BYTES: u32 = 8;
 /// Frames are at least this many bytes (see [`FrameGeometry::frame_shift_for`]).
 pub const MIN_FRAME_BYTES: u32 = 4096;
 /// The tag scratch initialisation starts from: tags 0 and 1 are never live,
@@ -278,8 +286,10 @@ pub struct NodeDispatch {
     pub status_in: u32,
     /// Contiguous: device address of record 0 (records at the input stride).
     pub records: u64,
-    /// Contiguous, dynamic grids: device address of a `u32` per record, the
-    /// first workgroup of its grid (an exclusive prefix sum).
+    /// Dynamic grids. Contiguous: device address of a `u32` per record, the
+    /// first workgroup of its grid (an exclusive prefix sum). Framed: the
+    /// workgroups of every record's grid when they are all the same (entry
+    /// `e` then starts at workgroup `e * starts`), else 0.
     pub starts: u64,
     /// Device address of the dispatch's [`STATUS_WORDS`] host-visible status
     /// words (0: none), passed on from level to level.
@@ -384,7 +394,7 @@ pub struct NodeInfo {
 
 /// How one node's launches are sized and its records kept (one per node slot, static).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct NodeSchedule {
     /// `SCHEDULE_*`.
     pub mode: u32,

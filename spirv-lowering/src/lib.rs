@@ -84,6 +84,18 @@ pub struct GraphTables {
     pub input: abi::FrameGeometry,
     /// Per output, in `NodeShaderInfo::outputs` order.
     pub outputs: Vec<OutputTargets>,
+    /// Byte offsets from the `GraphContext` of the fixed tables of each
+    /// level parity: `[NodeDispatch; node_count]`, the rank counters and
+    /// the grid counters (`abi::COUNTER_STRIDE_BYTES` apart). Constants
+    /// spare the kernel a load of their address from the context.
+    pub dispatches: [u64; 2],
+    pub rank_counts: [u64; 2],
+    pub grid_counts: [u64; 2],
+    /// Every slot that can have records after level 0 (a target of some
+    /// output, or a node sharing input with one) with its schedule: the
+    /// level finisher sizes their launches from constants. Slots not listed
+    /// are only ever launched at level 0.
+    pub launched: Vec<(u32, abi::NodeSchedule)>,
 }
 
 /// One output's targets: its `OutputLink` slot table and how their records
@@ -110,6 +122,16 @@ impl OutputTargets {
         let run =
             self.slots.iter().enumerate().all(|(i, &s)| s != abi::NO_NODE && s.checked_sub(first) == Some(i as u32));
         run.then_some(first)
+    }
+}
+
+/// Input records one workgroup of `info`'s kernel consumes, lowered with
+/// `thread_pack_width` (what [`LoweredNode::records_per_workgroup`] will be).
+pub fn records_per_workgroup(info: &NodeShaderInfo, thread_pack_width: u32) -> u32 {
+    match info.launch {
+        LaunchMode::Coalescing { max_payloads } => max_payloads,
+        LaunchMode::Thread if passes::packs_threads(info, thread_pack_width) => thread_pack_width,
+        _ => 1,
     }
 }
 

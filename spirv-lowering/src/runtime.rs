@@ -4,7 +4,7 @@
 //! geometry, and the helper functions that find a frame (consumers) or claim
 //! it (producers). Everything here mirrors `abi`.
 
-use crate::abi::{Field, FrameGeometry, COUNTER_STRIDE_BYTES, FRAME_MAX_PROBES, NO_NODE};
+use crate::abi::{Field, FrameGeometry, COUNTER_STRIDE_BYTES, FRAME_MAX_PROBES, GRID_MAX_OFFSET_BYTES, NO_NODE};
 use crate::codegen::{f, Abi, Body};
 use crate::ir::{id, inst, Ir};
 use crate::passes::push_block::PushVar;
@@ -62,6 +62,39 @@ pub fn ctx_parity_ptr(ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word, base: u32, 
     b.addr_ptr(ir, ty, at)
 }
 
+/// Device address (`u64`) of a fixed table of this level's parity (or the
+/// other one's when `other`) whose two copies lie at `offsets` from the
+/// context (`GraphTables`): no load of the address from the context.
+pub fn parity_table(ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word, offsets: [u64; 2], odd: Word, other: bool) -> Word {
+    let addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(ctx)]);
+    let (even_off, odd_off) = (ir.c_u64(offsets[0]), ir.c_u64(offsets[1]));
+    let (x, y) = if other { (even_off, odd_off) } else { (odd_off, even_off) };
+    let off = b.select(ir, a.u64, odd, x, y);
+    b.bin(ir, Op::IAdd, a.u64, addr, off)
+}
+
+/// Device address of a `GraphContext` table of this level's parity (or the
+/// other's): `known` offsets when the lowering has the graph's tables, else
+/// loaded from the context field pair starting at member `base`.
+#[allow(clippy::too_many_arguments)]
+pub fn parity_table_or_field(
+    ir: &mut Ir,
+    a: &Abi,
+    b: &mut Body,
+    push: &Push,
+    known: Option<[u64; 2]>,
+    base: u32,
+    other: bool,
+) -> Word {
+    match known {
+        Some(offsets) => parity_table(ir, a, b, push.ctx, offsets, push.odd, other),
+        None => {
+            let p = ctx_parity_ptr(ir, a, b, push.ctx, base, push.odd, other);
+            b.load(ir, a.u64, p, 8)
+        }
+    }
+}
+
 /// Device address of this level's `GraphContext::claimed` counter.
 pub fn claimed_counter(ir: &mut Ir, a: &Abi, b: &mut Body, push: &Push) -> Word {
     let p = ctx_parity_ptr(ir, a, b, push.ctx, f::C_CLAIMED, push.odd, false);
@@ -76,6 +109,17 @@ pub fn counter(ir: &mut Ir, a: &Abi, b: &mut Body, base: Word, slot: Word, wide:
     let ty = if wide { a.p_u64 } else { a.p_u32 };
     let p = b.addr_ptr(ir, ty, base);
     b.elem(ir, ty, p, i)
+}
+
+/// Pointer to node `slot`'s largest-grid word next to its grid counter in
+/// the grid counter array at address `base` (`abi::GRID_MAX_OFFSET_BYTES`).
+pub fn grid_max(ir: &mut Ir, a: &Abi, b: &mut Body, base: Word, slot: Word) -> Word {
+    let per = ir.c_u32(COUNTER_STRIDE_BYTES / 4);
+    let i = b.bin(ir, Op::IMul, a.u32, slot, per);
+    let off = ir.c_u32(GRID_MAX_OFFSET_BYTES / 4);
+    let i = b.bin(ir, Op::IAdd, a.u32, i, off);
+    let p = b.addr_ptr(ir, a.p_u32, base);
+    b.elem(ir, a.p_u32, p, i)
 }
 
 /// `abi::fmix32`.
@@ -293,6 +337,57 @@ impl Geom {
     }
 }
 
+/// The `GraphContext` fields that the record code reads wherever it runs
+/// (record fetch, allocation, enqueue), in `Private` variables the
+/// prologue fills first thing: their loads are issued at the kernel's
+/// start, not on the path from the node's code to its allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct CtxVars {
+    tag: Word,
+    pool: Word,
+    keys: Word,
+    frame_count: Word,
+    sink: Word,
+}
+
+impl CtxVars {
+    pub fn declare(ir: &mut Ir, a: &Abi) -> CtxVars {
+        let var = |ir: &mut Ir, ty: Word, name: &str| ir.global_var(spirv::StorageClass::Private, ty, name);
+        CtxVars {
+            tag: var(ir, a.u32, "node_ctx_tag"),
+            pool: var(ir, a.u64, "node_ctx_pool"),
+            keys: var(ir, a.u64, "node_ctx_keys"),
+            frame_count: var(ir, a.u32, "node_ctx_frame_count"),
+            sink: var(ir, a.u64, "node_ctx_sink"),
+        }
+    }
+
+    /// Loads the fields from the context at `ctx` (the prologue's first step).
+    pub fn fill(&self, ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word) {
+        let s = a.s_ctx();
+        for (var, field) in [
+            (self.tag, f::C_TAG),
+            (self.pool, f::C_POOL),
+            (self.keys, f::C_KEYS),
+            (self.frame_count, f::C_FRAME_COUNT),
+            (self.sink, f::C_SINK),
+        ] {
+            let v = b.load_field(ir, a, s, ctx, field);
+            b.store_plain(var, v);
+        }
+    }
+
+    /// The tag of the frames this level reads (`GraphContext::tag`).
+    pub fn tag(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
+        b.op(ir, Op::Load, a.u32, vec![id(self.tag)])
+    }
+
+    /// Device address of the sink (`GraphContext::sink`).
+    pub fn sink(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
+        b.op(ir, Op::Load, a.u64, vec![id(self.sink)])
+    }
+}
+
 /// The frame pool as SPIR-V values, loaded once where it is used.
 #[derive(Debug, Clone, Copy)]
 pub struct Pool {
@@ -310,13 +405,14 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Loads the pool's fields from the context; `known` gives the frame
-    /// shift and node count when the lowering knows the graph.
-    pub fn load(ir: &mut Ir, a: &Abi, b: &mut Body, ctx: Word, known: Option<(u32, u32)>) -> Pool {
+    /// The pool's fields, from `vars` and the context at `ctx`; `known`
+    /// gives the frame shift and node count when the lowering knows the
+    /// graph.
+    pub fn load(ir: &mut Ir, a: &Abi, b: &mut Body, (ctx, vars): (Word, &CtxVars), known: Option<(u32, u32)>) -> Pool {
         let s = a.s_ctx();
-        let pool = b.load_field(ir, a, s, ctx, f::C_POOL);
-        let keys = b.load_field(ir, a, s, ctx, f::C_KEYS);
-        let count = b.load_field(ir, a, s, ctx, f::C_FRAME_COUNT);
+        let pool = b.op(ir, Op::Load, a.u64, vec![id(vars.pool)]);
+        let keys = b.op(ir, Op::Load, a.u64, vec![id(vars.keys)]);
+        let count = b.op(ir, Op::Load, a.u32, vec![id(vars.frame_count)]);
         let (shift, namespaces, tail_word, entries_per_frame) = match known {
             Some((shift, nodes)) => {
                 let bytes = 1u32 << shift;

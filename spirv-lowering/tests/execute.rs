@@ -14,8 +14,8 @@ mod common;
 mod gpu;
 
 use gpu::state::{
-    claimed, dispatch, done, done_groups_sum, grid_count, host_status, level_status, rank_count, run_indirect, sink,
-    tag, NodeSpec, Setup, TAG,
+    claimed, dispatch, done, done_groups_sum, grid_count, grid_largest, host_status, level_status, rank_count,
+    run_indirect, sink, tag, NodeSpec, Setup, TAG,
 };
 use gpu::{at, Gpu};
 use spirv_lowering::abi::{
@@ -139,12 +139,11 @@ fn dynamic_broadcast_allocates_and_enqueues_with_tables() {
 /// clears the counters, advances the tag and writes the status words (the
 /// `status_in` carried); secondNode then finds its records in node 1's
 /// frames, and its own finisher sets up level 2 (node 2's records in frames
-/// of the tag after).
-#[test]
-fn the_last_workgroup_sets_up_the_next_level() {
+/// of the tag after). With `tables`, both finishers are the unrolled form
+/// (constant schedules for the targets, slots 1 and 2; slot 0, only ever
+/// launched at level 0, is left alone).
+fn last_workgroup_sets_up_the_next_level(tables: bool) {
     let Some(mut g) = device() else { return };
-    let first = lowered("01_hello_chain.spv", "firstNode", |_| {});
-    let second = lowered("01_hello_chain.spv", "secondNode", |o| o.thread_pack_width = 8);
     let nodes = vec![
         NodeSpec::dynamic(8, (0, 4, 1)).output(vec![1]),
         NodeSpec::batched(8, 8).max_count(2).output(vec![2]),
@@ -153,6 +152,12 @@ fn the_last_workgroup_sets_up_the_next_level() {
     // 6 workgroups launched at level 0: the 2 x 3 grid below.
     let s =
         Setup { level_workgroups: 6, status_in: STATUS_INVALID_ENTRY, ..Setup::new(nodes, 0, first_node_records(), 5) };
+    let first = lowered_for(&s, tables, "01_hello_chain.spv", "firstNode");
+    let second_tables = tables.then(|| Setup { slot: 1, ..s.clone() }.tables());
+    let second = lowered("01_hello_chain.spv", "secondNode", |o| {
+        o.thread_pack_width = 8;
+        o.tables = second_tables;
+    });
     s.write(&mut g);
     s.launch(&g, &first, [2, 3, 1]);
     assert_eq!(tag(&g), TAG + 1, "tag advanced");
@@ -174,10 +179,11 @@ fn the_last_workgroup_sets_up_the_next_level() {
         ..NodeDispatch::default()
     };
     assert_eq!(dispatch(&g, 1, 1), want, "node 1 at level 1: 8 records a workgroup");
-    for slot in [0, 2] {
-        let d = dispatch(&g, 1, slot);
-        assert_eq!((d.workgroup_count, d.record_count, d.level_workgroups), (0, 0, 2), "node {slot} at level 1");
-    }
+    let d = dispatch(&g, 1, 2);
+    assert_eq!((d.workgroup_count, d.record_count, d.level_workgroups), (0, 0, 2), "node 2 at level 1");
+    let d = dispatch(&g, 1, 0);
+    let entry_only = if tables { 0 } else { 2 };
+    assert_eq!((d.workgroup_count, d.record_count, d.level_workgroups), (0, 0, entry_only), "node 0 at level 1");
     // Level 1: secondNode adds each record's increment to UAV[recordIndex].
     run_indirect(&g, &second, 1, 1);
     assert_eq!(level_status(&g, 1), 0);
@@ -189,6 +195,19 @@ fn the_last_workgroup_sets_up_the_next_level() {
     assert_eq!(dispatch(&g, 0, 2), want, "node 2 at level 2");
     let recs: Vec<u32> = (0..10).map(|r| s.record(&g, TAG + 2, 2, r, 1).expect("node 2's record")[0]).collect();
     assert_eq!(sorted(recs), [[7; 6].as_slice(), &[9; 4]].concat(), "secondNode's records for node 2");
+}
+
+/// See [`last_workgroup_sets_up_the_next_level`] (the finishers' general form).
+#[test]
+fn the_last_workgroup_sets_up_the_next_level() {
+    last_workgroup_sets_up_the_next_level(false);
+}
+
+/// See [`last_workgroup_sets_up_the_next_level`] (lowered against the graph's
+/// tables: the finishers' unrolled form).
+#[test]
+fn the_last_workgroup_sets_up_the_next_level_with_tables() {
+    last_workgroup_sets_up_the_next_level(true);
 }
 
 /// The frame pool is full after three of node 1's frames (two more hold the
@@ -398,6 +417,7 @@ fn finish_writing_two_levels() {
     finishing.launch(&g, &spawner, [1, 1, 1]);
     let d = dispatch(&g, 1, 1);
     assert_eq!((d.indirect, d.workgroup_count, d.record_count, d.mode), ([8, 1, 1], 8, 1, RECORDS_FRAMED));
+    assert_eq!(d.starts, 8, "one grid: every grid has 8 workgroups");
     run_indirect(&g, &gather, 1, 1);
     assert_eq!(record(&g)[9], 8, "8 workgroups finished");
     assert_eq!(g.get32(at::UAV), (0..8).map(|i| i * 10 + 1).sum::<u32>());
@@ -581,6 +601,7 @@ fn handles_as_values_into_a_dynamic_grid() {
     let total: u32 = grids.iter().sum();
     assert_eq!(total, (0..4).map(|t| 40 + t + 100 + t).sum::<u32>());
     assert_eq!(grid_count(&g, 0, 1), (8, total), "entries and workgroups");
+    assert_eq!(grid_largest(&g, 0, 1), *grids.iter().max().unwrap(), "the largest grid");
     let entries: Vec<(u32, u32)> = (0..8).map(|e| s.entry(&g, TAG + 1, 1, e).expect("grid entry")).collect();
     let mut start = 0;
     for &(first, rank) in &entries {
@@ -588,6 +609,13 @@ fn handles_as_values_into_a_dynamic_grid() {
         start += grids[rank as usize];
     }
     assert_eq!(sorted(entries.iter().map(|e| e.1).collect()), (0..8).collect::<Vec<_>>(), "one entry a rank");
+    // With the finisher: unequal grids are searched.
+    let finishing = Setup { level_workgroups: 1, ..s.clone() };
+    finishing.write(&mut g);
+    finishing.launch(&g, &words, [1, 1, 1]);
+    let d = dispatch(&g, 1, 1);
+    assert_eq!((d.workgroup_count, d.starts), (total, 0), "grids of different sizes");
+    assert_eq!((grid_count(&g, 0, 1), grid_largest(&g, 0, 1)), ((0, 0), 0), "cleared");
 }
 
 /// v26: OpPtrAccessChain across input records, with the records contiguous
@@ -623,6 +651,24 @@ fn dynamic_broadcast_many_records() {
     s.launch(&g, &words, [5, 6, 1]);
     assert_eq!(level_status(&g, 0), 0);
     let want: Vec<(u32, u32)> = grids.iter().enumerate().map(|(i, gr)| (100 + i as u32, *gr)).collect();
+    assert_eq!(first_node_pairs(&g, &s), first_node_outputs(&want));
+}
+
+/// Seven framed records whose grids all have 3 workgroups, said in
+/// `NodeDispatch::starts`: each workgroup divides to its grid entry (in
+/// reverse rank order, so the entry's rank is what finds the record).
+#[test]
+fn dynamic_broadcast_uniform_grids() {
+    let Some(mut g) = device() else { return };
+    let words = lowered("01_hello_chain.spv", "firstNode", |_| {});
+    let records = (0..7).map(|i| u32s(&[3, 100 + i])).collect();
+    let mut nodes = first_node_graph(vec![1]);
+    nodes[0] = NodeSpec::dynamic(1024, (0, 4, 1)).max_count(2).output(vec![1]);
+    let s = Setup { uniform_grid: 3, ..Setup::new(nodes, 0, records, 21).framed(vec![2, 1, 2, 2]) };
+    s.write(&mut g);
+    s.launch(&g, &words, [21, 1, 1]);
+    assert_eq!(level_status(&g, 0), 0);
+    let want: Vec<(u32, u32)> = (0..7).map(|i| (100 + i, 3)).collect();
     assert_eq!(first_node_pairs(&g, &s), first_node_outputs(&want));
 }
 

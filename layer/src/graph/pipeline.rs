@@ -83,6 +83,34 @@ fn schedule(
     s
 }
 
+/// Every node's schedule, known before any is lowered (the level finishers
+/// are lowered with them): from the node's analysis, or its mesh library's.
+fn node_schedules(stages: &[NodeStage], graph: &Graph, fixed: &FixedLayout) -> Vec<NodeSchedule> {
+    stages
+        .iter()
+        .zip(&graph.nodes)
+        .enumerate()
+        .map(|(slot, (stage, node))| {
+            let (info, per_workgroup) = match &stage.mesh {
+                Some(mesh) => (&mesh.info, mesh.records_per_workgroup),
+                None => {
+                    let info = &node.decl.info;
+                    (info, spirv_lowering::records_per_workgroup(info, THREAD_PACK_WIDTH))
+                }
+            };
+            let mut s = schedule(info, per_workgroup, fixed.frames.geometry[slot]);
+            s.share_base = node.shares_with.map_or(0, |base| base as u32 + 1);
+            if stage.mesh.is_some() {
+                s.flags |= spirv_lowering::abi::SCHEDULE_FLAG_MESH;
+            }
+            if node.decl.info.is_api_entry {
+                s.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
+            }
+            s
+        })
+        .collect()
+}
+
 /// How the finisher and the meta shaders size a node's launches.
 fn launches(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -> NodeSchedule {
     let input_stride = link::input_stride(info);
@@ -172,9 +200,9 @@ pub fn create_graph(
         tracing::warn!("vkCreateExecutionGraphPipelinesAMDX: {note}");
     }
     let mut nodes = Vec::with_capacity(stages.len());
-    let mut schedules = Vec::with_capacity(stages.len());
     let mut stage_feedback = Vec::with_capacity(stages.len());
     let fixed = FixedLayout::new(&graph);
+    let schedules = node_schedules(stages, &graph, &fixed);
     let dump_dir = device.instance.settings.dump_spirv.as_deref();
     let graph_dir = device.instance.settings.dump_graph.as_deref();
     let graph_number = if dump_dir.is_some() || graph_dir.is_some() { super::dump::next_graph_number() } else { 0 };
@@ -189,12 +217,6 @@ pub fn create_graph(
             // Lowered and compiled with the library (see `mesh`).
             stage_feedback
                 .push(vk::PipelineCreationFeedback { flags: vk::PipelineCreationFeedbackFlags::VALID, duration: 0 });
-            let mut node_schedule = schedule(&mesh.info, mesh.records_per_workgroup, fixed.frames.geometry[slot]);
-            node_schedule.flags |= spirv_lowering::abi::SCHEDULE_FLAG_MESH;
-            if node.decl.info.is_api_entry {
-                node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
-            }
-            schedules.push(node_schedule);
             nodes.push(NodePipeline {
                 pipeline: mesh.pipeline,
                 name: node.decl.name.clone(),
@@ -211,7 +233,7 @@ pub fn create_graph(
             shader_index: node.decl.index,
             specialization: spec_map(stage),
             subgroup_ops: device.physical.subgroup_ops,
-            tables: Some(fixed.tables_for(&graph, slot)),
+            tables: Some(fixed.tables_for(&graph, slot, &schedules)),
         };
         let entries: Vec<vk::SpecializationMapEntry> = stage
             .specialization
@@ -237,12 +259,16 @@ pub fn create_graph(
         stage_feedback.push(vk::PipelineCreationFeedback { flags, duration });
         let (lowered, pipeline) = (kernel.lowered, kernel.pipeline);
         dump("lowered", &lowered.words);
-        let mut node_schedule = schedule(&lowered.info, lowered.records_per_workgroup, fixed.frames.geometry[slot]);
-        node_schedule.share_base = node.shares_with.map_or(0, |base| base as u32 + 1);
-        if node.decl.info.is_api_entry {
-            node_schedule.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
+        if lowered.records_per_workgroup != schedules[slot].records_per_workgroup {
+            // The finishers were lowered with the schedule: it must be the kernel's.
+            return Err(GraphError::Stage {
+                stage: slot,
+                what: format!(
+                    "internal: node \"{}\" was lowered for {} records a workgroup, scheduled for {}",
+                    node.decl.name, lowered.records_per_workgroup, schedules[slot].records_per_workgroup
+                ),
+            });
         }
-        schedules.push(node_schedule);
         nodes.push(NodePipeline { pipeline, name: node.decl.name.clone(), index: node.decl.index, mesh: None });
     }
     let handle = placeholder_pipeline(device, cache, app_layout, flags)?;

@@ -174,8 +174,9 @@ impl FixedLayout {
 
     /// Where node `slot`'s kernel finds the tables (offsets from the
     /// context, which starts the scratch), how its records and its outputs'
-    /// are kept, and its outputs' targets.
-    pub fn tables_for(&self, graph: &Graph, slot: usize) -> GraphTables {
+    /// are kept, its outputs' targets, and the nodes a level can launch
+    /// next with their `schedules`.
+    pub fn tables_for(&self, graph: &Graph, slot: usize, schedules: &[NodeSchedule]) -> GraphTables {
         let dynamic = |t: u32| {
             graph
                 .nodes
@@ -206,6 +207,13 @@ impl FixedLayout {
                         dynamic: targets.any(|&t| dynamic(t)),
                     }
                 })
+                .collect(),
+            dispatches: self.dispatches.map(|d| d - self.context),
+            rank_counts: self.rank_counts.map(|d| d - self.context),
+            grid_counts: self.grid_counts.map(|d| d - self.context),
+            launched: launched_after_entry(graph)
+                .into_iter()
+                .map(|s| (s as u32, schedules.get(s).copied().unwrap_or_default()))
                 .collect(),
         }
     }
@@ -300,6 +308,20 @@ impl FixedLayout {
             claimed: [0, 0],
         }
     }
+}
+
+/// The slots that can have records after level 0: every output's targets,
+/// with the nodes that share input with them (they read the same records).
+fn launched_after_entry(graph: &Graph) -> Vec<usize> {
+    let group = |s: usize| graph.nodes.get(s).and_then(|n| n.shares_with).unwrap_or(s);
+    let targeted: std::collections::BTreeSet<usize> = graph
+        .nodes
+        .iter()
+        .flat_map(|n| n.outputs.iter().flat_map(|o| o.slots.iter()))
+        .filter(|&&s| s != spirv_lowering::abi::NO_NODE)
+        .map(|&s| group(s as usize))
+        .collect();
+    (0..graph.nodes.len()).filter(|&s| targeted.contains(&group(s))).collect()
 }
 
 /// Little-endian bytes of 32-bit words.
@@ -517,13 +539,17 @@ mod tests {
         assert_eq!((word(fixed.slot_tables), word(fixed.slot_tables + 4)), (1, NO));
         assert!(bytes.len() as u64 <= fixed.rank_counts[0] - fixed.schedules);
         // What a kernel lowered for slot 0 is told matches the tables and frames.
-        let t = fixed.tables_for(&g, 0);
+        let schedules =
+            [NodeSchedule { mode: 1, ..Default::default() }, NodeSchedule { mode: 2, ..Default::default() }];
+        let t = fixed.tables_for(&g, 0, &schedules);
         assert_eq!(base + t.outputs[0].table, table, "slot table offset from the context");
         assert_eq!((t.schedules, t.nodes), (fixed.schedules, fixed.node_infos));
         assert_eq!((t.outputs[0].slots.clone(), t.outputs[0].consecutive()), (vec![1, NO], None));
         assert_eq!(t.outputs[0].geometry, fixed.frames.geometry[1], "the target's frames");
         assert_eq!((t.frame_shift, t.node_count), (fixed.frames.shift, 2));
-        let m = fixed.tables_for(&g, 1);
+        assert_eq!((t.dispatches, t.rank_counts), (fixed.dispatches, fixed.rank_counts), "the context is at 0");
+        assert_eq!(t.launched, vec![(1, schedules[1])], "only slot 1 is a target");
+        let m = fixed.tables_for(&g, 1, &schedules);
         assert!(m.outputs.is_empty());
         assert_eq!(m.input, fixed.frames.geometry[1], "a node reads its own frames");
     }

@@ -93,7 +93,7 @@ fn allocate(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, ranks: Ranks) -> W
         Ranks::Subgroup => take_ranks_subgroup(ir, cx, h, &mut b, &push, lk.slot, c),
         Ranks::Single => take_ranks_single(ir, cx, &mut b, &push, lk.slot, c),
     };
-    let sink = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_SINK);
+    let sink = cx.vars.ctx.sink(ir, &a, &mut b);
     let addr = b.local(ir, a.u64, sink);
     let zero = ir.c_u32(0);
     let takes = b.bin(ir, Op::UGreaterThan, a.bool_, c, zero);
@@ -199,8 +199,8 @@ pub(super) fn raise(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, bits: Word
 /// The rank counter of `slot` at this level.
 fn rank_counter(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, slot: Word) -> Word {
     let a = cx.abi;
-    let counts = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_RANK_COUNTS, push.odd, false);
-    let counts = b.load(ir, a.u64, counts, 8);
+    let known = cx.opts.tables.as_ref().map(|t| t.rank_counts);
+    let counts = runtime::parity_table_or_field(ir, &a, b, push, known, f::C_RANK_COUNTS, false);
     runtime::counter(ir, &a, b, counts, slot, false)
 }
 
@@ -439,7 +439,7 @@ fn place(
     let j = b.bin(ir, Op::UMod, u, rank, g.per_frame);
     let (low, fits) = pool.key_low(ir, &a, b, lk.slot, fk);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
-    let tag = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_TAG);
+    let tag = cx.vars.ctx.tag(ir, &a, b);
     let one = ir.c_u32(1);
     let wtag = b.bin(ir, Op::IAdd, u, tag, one);
     let none = ir.c_u32(NO_NODE);

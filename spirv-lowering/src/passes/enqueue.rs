@@ -16,7 +16,7 @@ use crate::abi::{NO_NODE, SCHEDULE_DYNAMIC, STATUS_FRAME_RANGE, STATUS_PAYLOAD_O
 use crate::analyze::Visibility;
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
-use crate::runtime::{self, begin_fn, ctx_parity_ptr, frame_fn, Pool, Push};
+use crate::runtime::{self, begin_fn, frame_fn, Pool, Push};
 use spirv::{Op, Word};
 
 /// `node_output{k}_enqueue(addr)` (see the module doc).
@@ -122,6 +122,7 @@ fn number(
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
     let jv = b.local(ir, u, zero);
     let sum = b.local(ir, u, zero);
+    let largest = b.local(ir, u, zero);
     let lp = b.begin_loop(ir);
     let j = b.op(ir, Op::Load, u, vec![id(jv)]);
     let more = b.bin(ir, Op::ULessThan, a.bool_, j, count);
@@ -131,12 +132,20 @@ fn number(
     let s0 = b.op(ir, Op::Load, u, vec![id(sum)]);
     let s1 = b.bin(ir, Op::IAdd, u, s0, g);
     b.store_plain(sum, s1);
+    let m0 = b.op(ir, Op::Load, u, vec![id(largest)]);
+    let gt = b.bin(ir, Op::UGreaterThan, a.bool_, g, m0);
+    let m1 = b.select(ir, u, gt, g, m0);
+    b.store_plain(largest, m1);
     let j1 = b.bin(ir, Op::IAdd, u, j, one);
     b.store_plain(jv, j1);
     b.end_loop(&lp);
     let total = b.op(ir, Op::Load, u, vec![id(sum)]);
-    let counts = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_GRID_COUNTS, push.odd, false);
-    let counts = b.load(ir, a.u64, counts, 8);
+    let known = cx.opts.tables.as_ref().map(|t| t.grid_counts);
+    let counts = runtime::parity_table_or_field(ir, &a, b, push, known, f::C_GRID_COUNTS, false);
+    // The largest grid: whether the finisher can tell that all are equal.
+    let mp = runtime::grid_max(ir, &a, b, counts, slot);
+    let largest = b.op(ir, Op::Load, u, vec![id(largest)]);
+    b.atomic(ir, Op::AtomicUMax, u, mp, largest);
     let cp = runtime::counter(ir, &a, b, counts, slot, true);
     let hi = b.op(ir, Op::UConvert, a.u64, vec![id(total)]);
     let c32 = ir.c_u32(32);
@@ -166,7 +175,7 @@ fn write_entries(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, b: &mut Body, push: &Pu
     let u = a.u32;
     let pool = node_ops::pool(ir, cx, b, push);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
-    let tag = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_TAG);
+    let tag = cx.vars.ctx.tag(ir, &a, b);
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
     let wtag = b.bin(ir, Op::IAdd, u, tag, one);
     let two = ir.c_u32(2);

@@ -24,6 +24,8 @@ const ACQ_REL_UNIFORM: u32 = 0x8 | 0x40; // AcquireRelease | UniformMemory
 pub(super) struct Numbering {
     number: Word,
     launched: Word,
+    /// Device address of the done-group counters.
+    counters: Word,
 }
 
 impl Numbering {
@@ -31,7 +33,8 @@ impl Numbering {
         let a = cx.abi;
         let base = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_WORKGROUP_BASE);
         let launched = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_LEVEL_WORKGROUPS);
-        Numbering { number: b.bin(ir, Op::IAdd, a.u32, base, l), launched }
+        let counters = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_DONE_GROUPS);
+        Numbering { number: b.bin(ir, Op::IAdd, a.u32, base, l), launched, counters }
     }
 }
 
@@ -84,8 +87,7 @@ fn count_done(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: &Numbering, l
     let word = b.bin(ir, Op::IAdd, u, pg, g);
     let stride = ir.c_u32(DONE_GROUP_STRIDE_WORDS);
     let word = b.bin(ir, Op::IMul, u, word, stride);
-    let counters = b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_DONE_GROUPS);
-    let counters = b.addr_ptr(ir, a.p_u32, counters);
+    let counters = b.addr_ptr(ir, a.p_u32, n.counters);
     let gp = b.elem(ir, a.p_u32, counters, word);
     // A group of one is complete without its counter (levels of at most
     // DONE_GROUPS workgroups: one atomic fewer on their critical path).

@@ -18,7 +18,7 @@ mod records;
 mod select_entry;
 mod verify;
 
-use crate::analyze::{EntryFacts, LaunchMode};
+use crate::analyze::EntryFacts;
 use crate::codegen::Abi;
 use crate::error::LowerError;
 use crate::ir::Ir;
@@ -42,6 +42,8 @@ pub struct NodeVars {
     pub remaining: Word,
     /// Workgroups of this record's grid (OpFinishWritingNodePayloadAMDX target).
     pub wg_total: Word,
+    /// The context fields the record code reads, loaded at the kernel's start.
+    pub ctx: crate::runtime::CtxVars,
 }
 
 /// Shared context of the passes.
@@ -70,8 +72,9 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
         rec_count: ir.global_var(StorageClass::Private, abi.u32, "node_record_count"),
         remaining: ir.global_var(StorageClass::Private, abi.u32, "node_remaining_recursion"),
         wg_total: ir.global_var(StorageClass::Private, abi.u32, "node_record_workgroups"),
+        ctx: crate::runtime::CtxVars::declare(ir, &abi),
     };
-    let packed = facts.info.thread_packable() && opts.thread_pack_width > 1;
+    let packed = packs_threads(&facts.info, opts.thread_pack_width);
     let cx = Ctx { facts, opts, abi, packed, push, real, vars };
     let app_builtins = builtins::run(ir, &cx)?;
     let reads_shader_index =
@@ -87,10 +90,11 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     aliased::run(ir);
     cleanup::run(ir, &cx)?;
     verify::run(ir, &cx)?;
-    let records_per_workgroup = match facts.info.launch {
-        LaunchMode::Coalescing { max_payloads } => max_payloads,
-        LaunchMode::Thread if packed => opts.thread_pack_width,
-        _ => 1,
-    };
+    let records_per_workgroup = crate::records_per_workgroup(&facts.info, opts.thread_pack_width);
     Ok(Outcome { workgroup_size, records_per_workgroup, reads_shader_index })
+}
+
+/// Whether a thread node's invocations are packed `width` to a workgroup.
+pub(crate) fn packs_threads(info: &crate::NodeShaderInfo, width: u32) -> bool {
+    info.thread_packable() && width > 1
 }

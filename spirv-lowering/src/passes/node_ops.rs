@@ -273,7 +273,7 @@ pub(super) fn output_geometry(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, pus
 /// The frame pool, with the graph's frame shift and node count when known.
 pub(super) fn pool(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &runtime::Push) -> Pool {
     let known = cx.opts.tables.as_ref().map(|t| (t.frame_shift, t.node_count));
-    Pool::load(ir, &cx.abi, b, push.ctx, known)
+    Pool::load(ir, &cx.abi, b, (push.ctx, &cx.vars.ctx), known)
 }
 
 pub(super) fn finish_fn(h: &mut Helpers, mut func: Function, body: Body) {

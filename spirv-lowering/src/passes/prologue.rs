@@ -53,6 +53,7 @@ pub fn run(
     let label = ir.id();
     let mut b = Body::new(label);
     let push = runtime::push(ir, &a, &cx.push, &mut b);
+    cx.vars.ctx.fill(ir, &a, &mut b, push.ctx);
     let src = Source::load(ir, cx, &mut b, &push);
     let at = position(ir, cx, &mut b, &push);
     let view = records(ir, cx, &mut b, &src, &fetched, &at, input)?;

@@ -63,7 +63,7 @@ impl Source {
         let contiguous = b.bin(ir, Op::IEqual, a.bool_, mode, contiguous_mode);
         let key = b.load_field(ir, &a, a.s_dispatch(), d, f::D_KEY_NODE);
         let known = cx.opts.tables.as_ref().map(|t| (t.frame_shift, t.node_count));
-        let pool = Pool::load(ir, &a, b, push.ctx, known);
+        let pool = Pool::load(ir, &a, b, (push.ctx, &cx.vars.ctx), known);
         let geom = match &cx.opts.tables {
             Some(t) => Geom::known(ir, t.input),
             None => {
@@ -79,10 +79,10 @@ impl Source {
             records: b.load_field(ir, &a, a.s_dispatch(), d, f::D_RECORDS),
             starts: b.load_field(ir, &a, a.s_dispatch(), d, f::D_STARTS),
             key,
-            tag: b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_TAG),
+            tag: cx.vars.ctx.tag(ir, &a, b),
             pool,
             geom,
-            sink: b.load_field(ir, &a, a.s_ctx(), push.ctx, f::C_SINK),
+            sink: cx.vars.ctx.sink(ir, &a, b),
             find: frame_fn(ir, &a, false),
             stride: ir.c_u32(stride),
             max_recursion: ir.c_u32(cx.facts.info.max_recursion.unwrap_or(0)),
@@ -252,14 +252,29 @@ impl Source {
     }
 
     /// Dynamic grids: the record of workgroup `l` among `rc` records (the
-    /// last entry whose first workgroup is `<= l`, by binary search), fetched;
-    /// its first workgroup goes to `out.workgroup_start`.
+    /// last entry whose first workgroup is `<= l`: by division when every
+    /// grid has the same size, `NodeDispatch::starts` of framed records,
+    /// else by binary search), fetched; its first workgroup goes to
+    /// `out.workgroup_start`.
     pub fn fetch_by_workgroup(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, out: &Fetched, rc: Word, l: Word) {
         let a = cx.abi;
         let u = a.u32;
         let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
-        let lo_v = b.local(ir, u, zero);
-        let hi_v = b.local(ir, u, rc);
+        let zero64 = ir.c_u64(0);
+        let framed = b.op(ir, Op::LogicalNot, a.bool_, vec![id(self.contiguous)]);
+        let sized = b.bin(ir, Op::INotEqual, a.bool_, self.starts, zero64);
+        let uniform = b.bin(ir, Op::LogicalAnd, a.bool_, framed, sized);
+        let size = b.op(ir, Op::UConvert, u, vec![id(self.starts)]);
+        let size = b.select(ir, u, uniform, size, one);
+        let e = b.bin(ir, Op::UDiv, u, l, size);
+        let last = b.bin(ir, Op::ISub, u, rc, one);
+        let past = b.bin(ir, Op::UGreaterThan, a.bool_, e, last);
+        let e = b.select(ir, u, past, last, e);
+        let e1 = b.bin(ir, Op::IAdd, u, e, one);
+        let lo = b.select(ir, u, uniform, e, zero);
+        let hi = b.select(ir, u, uniform, e1, rc);
+        let lo_v = b.local(ir, u, lo);
+        let hi_v = b.local(ir, u, hi);
         let lp = b.begin_loop(ir);
         let lo = b.op(ir, Op::Load, u, vec![id(lo_v)]);
         let hi = b.op(ir, Op::Load, u, vec![id(hi_v)]);

@@ -16,8 +16,8 @@ use super::frames::{Place, Pool};
 use super::{at, Gpu};
 use spirv_lowering::abi::{
     frame_key, FrameGeometry, GraphContext, NodeDispatch, NodeInfo, NodePush, NodeSchedule, OutputLink,
-    COUNTER_STRIDE_BYTES, DONE_GROUPS_BYTES, NO_NODE, RECORDS_CONTIGUOUS, RECORDS_FRAMED, SCHEDULE_BATCHED,
-    SCHEDULE_DYNAMIC, SCHEDULE_FLAG_FRAMELESS, SCHEDULE_FLAG_META, SCHEDULE_STATIC,
+    COUNTER_STRIDE_BYTES, DONE_GROUPS_BYTES, GRID_MAX_OFFSET_BYTES, NO_NODE, RECORDS_CONTIGUOUS, RECORDS_FRAMED,
+    SCHEDULE_BATCHED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_FRAMELESS, SCHEDULE_FLAG_META, SCHEDULE_STATIC,
 };
 use spirv_lowering::{GraphTables, LoweredNode, OutputTargets};
 use std::mem::{offset_of, size_of};
@@ -159,6 +159,9 @@ pub struct Setup {
     pub level_workgroups: u32,
     /// `NodeDispatch::status_in`.
     pub status_in: u32,
+    /// Framed dynamic grids: `NodeDispatch::starts`, the workgroups of
+    /// every record's grid when all are equal (0: search the entries).
+    pub uniform_grid: u64,
 }
 
 impl Setup {
@@ -176,6 +179,7 @@ impl Setup {
             frame_count: 64,
             level_workgroups: NEVER_FINISH,
             status_in: 0,
+            uniform_grid: 0,
         }
     }
 
@@ -216,7 +220,7 @@ impl Setup {
             Placement::Contiguous => self.write_contiguous(g),
             Placement::Framed(allocations) => {
                 self.write_framed(g, allocations);
-                (0, 0)
+                (0, self.uniform_grid)
             }
         };
         let dispatch = NodeDispatch {
@@ -268,27 +272,31 @@ impl Setup {
         put_context(g, &ctx);
     }
 
+    /// Node `slot`'s schedule.
+    fn schedule(&self, slot: usize) -> NodeSchedule {
+        let n = &self.nodes[slot];
+        let geom = self.geometry(slot as u32);
+        let flags = if n.meta { SCHEDULE_FLAG_META } else { 0 } | if n.frameless { SCHEDULE_FLAG_FRAMELESS } else { 0 };
+        NodeSchedule {
+            mode: n.mode,
+            records_per_workgroup: n.per_workgroup,
+            static_groups: n.static_groups,
+            grid_offset: n.grid.0,
+            grid_bytes: n.grid.1,
+            grid_components: n.grid.2,
+            input_stride: n.stride,
+            share_base: 0,
+            flags,
+            per_frame: geom.per_frame,
+            tail: geom.tail,
+            ..NodeSchedule::default()
+        }
+    }
+
     /// Schedules, node infos, output links and their slot tables.
     fn write_tables(&self, g: &mut Gpu) {
         for (slot, n) in self.nodes.iter().enumerate() {
-            let geom = self.geometry(slot as u32);
-            let flags =
-                if n.meta { SCHEDULE_FLAG_META } else { 0 } | if n.frameless { SCHEDULE_FLAG_FRAMELESS } else { 0 };
-            let schedule = NodeSchedule {
-                mode: n.mode,
-                records_per_workgroup: n.per_workgroup,
-                static_groups: n.static_groups,
-                grid_offset: n.grid.0,
-                grid_bytes: n.grid.1,
-                grid_components: n.grid.2,
-                input_stride: n.stride,
-                share_base: 0,
-                flags,
-                per_frame: geom.per_frame,
-                tail: geom.tail,
-                ..NodeSchedule::default()
-            };
-            put_schedule(g, at::SCHEDULES + slot * size_of::<NodeSchedule>(), &schedule);
+            put_schedule(g, at::SCHEDULES + slot * size_of::<NodeSchedule>(), &self.schedule(slot));
             let first_link = self.first_link(slot);
             let info = NodeInfo {
                 first_link: first_link as u32,
@@ -386,6 +394,13 @@ impl Setup {
             node_count: self.node_count(),
             input: self.geometry(self.slot),
             outputs,
+            dispatches: at::DISPATCHES.map(|o| (o - at::CTX) as u64),
+            rank_counts: at::RANKS.map(|o| (o - at::CTX) as u64),
+            grid_counts: at::GRIDS.map(|o| (o - at::CTX) as u64),
+            launched: (0..self.nodes.len())
+                .filter(|&s| self.nodes.iter().any(|n| n.outputs.iter().flatten().any(|&t| t as usize == s)))
+                .map(|s| (s as u32, self.schedule(s)))
+                .collect(),
         }
     }
 
@@ -498,6 +513,11 @@ pub fn rank_count(g: &Gpu, parity: usize, slot: u32) -> u32 {
 pub fn grid_count(g: &Gpu, parity: usize, slot: u32) -> (u32, u32) {
     let v = g.get64(at::GRIDS[parity] + COUNTER_STRIDE_BYTES as usize * slot as usize);
     (v as u32, (v >> 32) as u32)
+}
+
+/// The largest grid counted next to node `slot`'s grid counter of `parity`.
+pub fn grid_largest(g: &Gpu, parity: usize, slot: u32) -> u32 {
+    g.get32(at::GRIDS[parity] + COUNTER_STRIDE_BYTES as usize * slot as usize + GRID_MAX_OFFSET_BYTES as usize)
 }
 
 /// Host status word `k` (`NodeDispatch::status`).

@@ -1,0 +1,180 @@
+//! The finisher's general form: the workgroup's invocations stride over
+//! every node slot, reading each one's `NodeSchedule` from scratch (see the
+//! parent module for the steps).
+
+use super::{close_level, split_groups, status, uniform_grid, zero_launch};
+use crate::abi::{RECORDS_FRAMED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_STATIC};
+use crate::codegen::{f, Body};
+use crate::ir::{id, Ir};
+use crate::passes::Ctx;
+use crate::runtime::{self, parity_table_or_field, Push};
+use spirv::{Op, StorageClass, Word};
+
+/// What the steps share.
+struct Level {
+    lidx: Word,
+    /// Invocations of the workgroup (the slot loops' step).
+    step: Word,
+    node_count: Word,
+    /// Addresses of this level's rank and grid counters (see
+    /// `runtime::counter`), and the `PSB NodeDispatch*` tables of this
+    /// level's parity (`now`) and the next one's.
+    ranks_now: Word,
+    grids_now: Word,
+    disp_now: Word,
+    disp_next: Word,
+    scheds: Word,
+}
+
+pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_size: u32) {
+    let a = cx.abi;
+    let u = a.u32;
+    let ctx = push.ctx;
+    let zero = ir.c_u32(0);
+    let total = ir.global_var(StorageClass::Workgroup, u, "node_finish_launched");
+    let lidx = b.op(ir, Op::Load, u, vec![id(cx.real.lidx)]);
+    let l0 = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
+    let m = b.begin_if(ir, l0);
+    b.store_plain(total, zero);
+    b.end_if(m);
+    b.workgroup_barrier(ir);
+    let t = cx.opts.tables.as_ref();
+    let table = |ir: &mut Ir, b: &mut Body, known: Option<[u64; 2]>, base: u32, other: bool| {
+        parity_table_or_field(ir, &a, b, push, known, base, other)
+    };
+    let ranks_now = table(ir, b, t.map(|t| t.rank_counts), f::C_RANK_COUNTS, false);
+    let grids_now = table(ir, b, t.map(|t| t.grid_counts), f::C_GRID_COUNTS, false);
+    let disp_now = table(ir, b, t.map(|t| t.dispatches), f::C_DISPATCHES, false);
+    let disp_next = table(ir, b, t.map(|t| t.dispatches), f::C_DISPATCHES, true);
+    let sched_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_SCHEDULES);
+    let lv = Level {
+        lidx,
+        step: ir.c_u32(workgroup_size.max(1)),
+        node_count: b.load_field(ir, &a, a.s_ctx(), ctx, f::C_NODE_COUNT),
+        ranks_now,
+        grids_now,
+        disp_now: b.addr_ptr(ir, a.p_dispatch, disp_now),
+        disp_next: b.addr_ptr(ir, a.p_dispatch, disp_next),
+        scheds: b.addr_ptr(ir, a.p_schedule, sched_addr),
+    };
+    let (status, fatal) = status(ir, cx, b, push);
+    let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
+    for_each_slot(ir, cx, b, &lv, |ir, b, n| next_launch(ir, cx, b, &lv, n, fatal, words, total));
+    b.workgroup_barrier(ir);
+    let launched = b.op(ir, Op::Load, u, vec![id(total)]);
+    for_each_slot(ir, cx, b, &lv, |ir, b, n| clear_slot(ir, cx, b, &lv, n, launched));
+    let m = b.begin_if(ir, l0);
+    close_level(ir, cx, b, push, status, words);
+    b.end_if(m);
+    let none = b.bin(ir, Op::IEqual, a.bool_, launched, zero);
+    let m = b.begin_if(ir, none);
+    for_each_slot(ir, cx, b, &lv, |ir, b, n| {
+        let dp = b.elem(ir, a.p_dispatch, lv.disp_now, n);
+        zero_launch(ir, cx, b, dp);
+    });
+    b.end_if(m);
+}
+
+/// Runs `body(slot)` for every node slot, the invocations striding over them.
+fn for_each_slot(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, mut body: impl FnMut(&mut Ir, &mut Body, Word)) {
+    let u = cx.abi.u32;
+    let nv = b.local(ir, u, lv.lidx);
+    let lp = b.begin_loop(ir);
+    let n = b.op(ir, Op::Load, u, vec![id(nv)]);
+    let more = b.bin(ir, Op::ULessThan, cx.abi.bool_, n, lv.node_count);
+    b.loop_test(&lp, more);
+    body(ir, b, n);
+    let n1 = b.bin(ir, Op::IAdd, u, n, lv.step);
+    b.store_plain(nv, n1);
+    b.end_loop(&lp);
+}
+
+/// Step 2 for slot `n`: its `NodeDispatch` for the next level.
+#[allow(clippy::too_many_arguments)]
+fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: Word, words: Word, total: Word) {
+    let a = cx.abi;
+    let u = a.u32;
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let sp = b.elem(ir, a.p_schedule, lv.scheds, n);
+    let share = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_SHARE_BASE);
+    let shares = b.bin(ir, Op::INotEqual, a.bool_, share, zero);
+    let base = b.bin(ir, Op::ISub, u, share, one);
+    let src = b.select(ir, u, shares, base, n);
+    let rp = runtime::counter(ir, &a, b, lv.ranks_now, src, false);
+    let records = b.load(ir, u, rp, 4);
+    let gp = runtime::counter(ir, &a, b, lv.grids_now, src, true);
+    let grid = b.load(ir, a.u64, gp, 8);
+    let mp = runtime::grid_max(ir, &a, b, lv.grids_now, src);
+    let largest = b.load(ir, u, mp, 4);
+    let uniform = uniform_grid(ir, cx, b, grid, largest);
+    let c32 = ir.c_u32(32);
+    let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, grid, c32);
+    let dyn_groups = b.op(ir, Op::UConvert, u, vec![id(hi)]);
+    let mode = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_MODE);
+    let per = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_PER_WORKGROUP);
+    let statics = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_STATIC_GROUPS);
+    let per_safe = {
+        let is0 = b.bin(ir, Op::IEqual, a.bool_, per, zero);
+        b.select(ir, u, is0, one, per)
+    };
+    let batched_num = b.bin(ir, Op::IAdd, u, records, per_safe);
+    let batched_num = b.bin(ir, Op::ISub, u, batched_num, one);
+    let batched = b.bin(ir, Op::UDiv, u, batched_num, per_safe);
+    let static_groups = b.bin(ir, Op::IMul, u, records, statics);
+    let (m_static, m_dyn) = (ir.c_u32(SCHEDULE_STATIC), ir.c_u32(SCHEDULE_DYNAMIC));
+    let is_static = b.bin(ir, Op::IEqual, a.bool_, mode, m_static);
+    let is_dyn = b.bin(ir, Op::IEqual, a.bool_, mode, m_dyn);
+    let groups = b.select(ir, u, is_dyn, dyn_groups, batched);
+    let groups = b.select(ir, u, is_static, static_groups, groups);
+    let groups = b.select(ir, u, fatal, zero, groups);
+    let records = b.select(ir, u, fatal, zero, records);
+    let (split, launched) = split_groups(ir, cx, b, groups);
+    let dp = b.elem(ir, a.p_dispatch, lv.disp_next, n);
+    let framed = ir.c_u32(RECORDS_FRAMED);
+    let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
+    b.store(ip, split, 4);
+    for (field, v) in [
+        (f::D_WORKGROUP_COUNT, groups),
+        (f::D_RECORD_COUNT, records),
+        (f::D_MODE, framed),
+        (f::D_KEY_NODE, src),
+        (f::D_STATUS_IN, zero),
+    ] {
+        let p = b.field_ptr(ir, &a, a.s_dispatch(), dp, field);
+        b.store(p, v, 4);
+    }
+    let wp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STATUS);
+    b.store(wp, words, 8);
+    let gp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STARTS);
+    b.store(gp, uniform, 8);
+    // Mesh nodes are drawn, not launched: their workgroups never count done.
+    let flags = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_FLAGS);
+    let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
+    let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
+    let mesh = b.bin(ir, Op::INotEqual, a.bool_, mesh, zero);
+    let launched = b.select(ir, u, mesh, zero, launched);
+    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
+    let relaxed = ir.c_u32(0);
+    // The running total before this node: its workgroups' first number.
+    let first = b.op(ir, Op::AtomicIAdd, u, vec![id(total), id(wg_scope), id(relaxed), id(launched)]);
+    let fp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_WORKGROUP_BASE);
+    b.store(fp, first, 4);
+}
+
+/// Step 3 for slot `n`: its counters of this level back to zero (every slot
+/// has been read by now, sharers' bases included), the next level's total
+/// workgroups into its next `NodeDispatch`.
+fn clear_slot(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, launched: Word) {
+    let a = cx.abi;
+    let zero = ir.c_u32(0);
+    let zero64 = ir.c_u64(0);
+    let rp = runtime::counter(ir, &a, b, lv.ranks_now, n, false);
+    b.store(rp, zero, 4);
+    let gp = runtime::counter(ir, &a, b, lv.grids_now, n, true);
+    b.store(gp, zero64, 8);
+    let mp = runtime::grid_max(ir, &a, b, lv.grids_now, n);
+    b.store(mp, zero, 4);
+    let dp = b.elem(ir, a.p_dispatch, lv.disp_next, n);
+    let lp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_LEVEL_WORKGROUPS);
+    b.store(lp, launched, 4);
+}
