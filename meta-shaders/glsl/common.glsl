@@ -49,7 +49,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContext
     uint done0;
     uint done1;
     uint carried;
-    uint _reserved;
+    uint homes;            // home frames per parity (pool slots 0 .. 2 * homes)
     uint64_t done_groups;
     uint64_t entry_counts; // [u32; node_count + 1]: the entry ranks, then their status
     uint claimed0;         // frames claimed at a level of parity 0 (statistics)
@@ -139,18 +139,28 @@ uint64_t frame_key(uint tag, uint low) {
     return (uint64_t(tag) << 32) | uint64_t(low);
 }
 
-// runtime::frame_fn: the pool slot of the frame keyed (tag, low), or
-// NO_FRAME when it is not within FRAME_MAX_PROBES slots. Claiming takes the
+// runtime::frame_fn: the pool slot of the frame keyed (tag, low): its home
+// (abi::home_slot) when it has one, else one of the hashed slots after the
+// homes, or NO_FRAME when it is not within FRAME_MAX_PROBES of them
+// (abi::probe_start, wrapping to the first hashed slot). Claiming takes the
 // first free slot on the way (one compare-and-swap of its key; a slot is
 // free when its tag is neither `tag` nor `tag - 1`, the two live ones)
 // unless the frame is found first, so that everyone who claims the same
 // frame gets the same slot; a winner counts the frame in claimed0 (the meta
 // passes fill level 0's frames: level parity 0's). Finding only compares keys.
-uint frame_probe(GraphContextRef ctx, uint tag, uint low, bool claim) {
+uint frame_probe(GraphContextRef ctx, uint tag, uint low, bool claim, bool opens) {
+    uint homes = ctx.homes;
+    if (low < homes) {
+        if (claim && opens) {
+            atomicAdd(ctx.claimed0, 1u); // never claimed, counted all the same
+        }
+        return (tag & 1u) * homes + low;
+    }
     Keys keys = Keys(ctx.keys);
     uint count = ctx.frame_count;
+    uint first = 2u * homes;
     uint64_t want = frame_key(tag, low);
-    uint i = frame_home(tag, low, count);
+    uint i = first + frame_home(tag, low, count - first);
     uint found = NO_FRAME;
     for (uint probe = 0u; probe < FRAME_MAX_PROBES && found == NO_FRAME; ++probe) {
         if (claim) {
@@ -171,17 +181,18 @@ uint frame_probe(GraphContextRef ctx, uint tag, uint low, bool claim) {
         } else if (keys.k[i] == want) {
             found = i;
         }
-        i = i + 1u == count ? 0u : i + 1u;
+        i = i + 1u == count ? first : i + 1u;
     }
     return found;
 }
 
-uint frame_claim(GraphContextRef ctx, uint tag, uint low) {
-    return frame_probe(ctx, tag, low, true);
+// `opens`: the caller writes the frame's first record (who counts a home).
+uint frame_claim(GraphContextRef ctx, uint tag, uint low, bool opens) {
+    return frame_probe(ctx, tag, low, true, opens);
 }
 
 uint frame_find(GraphContextRef ctx, uint tag, uint low) {
-    return frame_probe(ctx, tag, low, false);
+    return frame_probe(ctx, tag, low, false, false);
 }
 
 // Device address of byte `offset` of pool frame `slot`.

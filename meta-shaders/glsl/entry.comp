@@ -106,7 +106,7 @@ void main() {
                 cached_k = k;
                 uint low;
                 if (frame_key_low(node, k, node_count, low)) {
-                    slot = frame_claim(ctx, tag, low);
+                    slot = frame_claim(ctx, tag, low, at == 0u);
                     raised |= slot == NO_FRAME ? STATUS_PAYLOAD_OVERFLOW : 0u;
                 } else {
                     slot = NO_FRAME;

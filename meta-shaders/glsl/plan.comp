@@ -109,7 +109,7 @@ void grid_entries(GraphContextRef ctx, uint n) {
                 entry_k = k;
                 uint low;
                 if (frame_key_low(node_count + n, k, node_count, low)) {
-                    entry_slot = frame_claim(ctx, tag, low);
+                    entry_slot = frame_claim(ctx, tag, low, r % entries_per_frame == 0u);
                     raised |= entry_slot == NO_FRAME ? STATUS_PAYLOAD_OVERFLOW : 0u;
                 } else {
                     entry_slot = NO_FRAME;

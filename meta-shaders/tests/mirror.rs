@@ -140,7 +140,7 @@ fn glsl_blocks_mirror_the_rust_structures() {
         fields!(GraphContext: schedules, links, nodes, sink),
         pair("status", offset_of!(GraphContext, status), 4),
         pair("done", offset_of!(GraphContext, done), 4),
-        fields!(GraphContext: carried, _reserved, done_groups, entry_counts),
+        fields!(GraphContext: carried, homes, done_groups, entry_counts),
         pair("claimed", offset_of!(GraphContext, claimed), 4),
     ]
     .concat();

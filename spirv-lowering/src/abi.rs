@@ -25,7 +25,12 @@
 //! of (level tag, namespace, frame number) sits in the table slot whose
 //! index is also the frame's index in the pool, so claiming a frame is one
 //! compare-and-swap of its key and everyone who asks for the same frame gets
-//! the same one without waiting for anybody. A slot is free when its tag is
+//! the same one without waiting for anybody. In a small graph
+//! ([`homes_for`]) frame 0 of every namespace has a *home* instead: a pool
+//! slot of its own per tag parity ([`home_slot`]), reached without a key or
+//! a claim (a level of few records, the common small level, then touches no
+//! key at all); the hashed frames take the slots after the homes
+//! ([`probe_start`]). A hashed slot is free when its tag is
 //! neither the tag the level reads (`GraphContext::tag`) nor the one it
 //! writes (`tag + 1`): the frames of earlier levels and dispatches need no
 //! clearing. A consumer finds its record with the same hash and (almost
@@ -135,6 +140,9 @@ pub const COUNTER_STRIDE_BYTES: u32 = 256;
 /// Where the `u32` largest grid (workgroups) enqueued at a level for a node
 /// lies, in bytes after its grid counter (in the counter's own line).
 pub const GRID_MAX_OFFSET_BYTES: u32 = 8;
+/// The most scratch the home frames of a graph take (both parities): small
+/// graphs get homes, large ones (whose levels are rarely small) do not.
+pub const HOME_FRAMES_BYTES: u64 = 256 << 10;
 /// Frames are at least this many bytes (see [`FrameGeometry::frame_shift_for`]).
 pub const MIN_FRAME_BYTES: u32 = 4096;
 /// The tag scratch initialisation starts from: tags 0 and 1 are never live,
@@ -190,6 +198,32 @@ pub fn frame_home(tag: u32, low: u32, frame_count: u32) -> u32 {
     ((u64::from(h) * u64::from(frame_count)) >> 32) as u32
 }
 
+/// The pool slot of the frame keyed (`tag`, `low`) when it has a home
+/// (`GraphContext::homes` per parity): frame 0 of every namespace, in the
+/// homes of the tag's parity. The kernels compute the same.
+pub fn home_slot(tag: u32, low: u32, homes: u32) -> Option<u32> {
+    (low < homes).then(|| (tag & 1) * homes + low)
+}
+
+/// The first slot the hashed frames' probe sequence of (`tag`, `low`)
+/// visits: [`frame_home`] over the slots after the homes (it wraps to the
+/// first of them, `2 * homes`, after the last).
+pub fn probe_start(tag: u32, low: u32, frame_count: u32, homes: u32) -> u32 {
+    2 * homes + frame_home(tag, low, frame_count - 2 * homes)
+}
+
+/// Home frames a graph of `node_count` nodes with frames of `frame_bytes`
+/// gets per parity: one for each namespace, when both parities' homes fit
+/// [`HOME_FRAMES_BYTES`]; else none.
+pub fn homes_for(node_count: u32, frame_bytes: u64) -> u32 {
+    let namespaces = 2 * node_count;
+    if 2 * u64::from(namespaces) * frame_bytes <= HOME_FRAMES_BYTES {
+        namespaces
+    } else {
+        0
+    }
+}
+
 /// How one node's records sit in its frames (the same for every producer
 /// and the consumer; the runtime decides it when the graph is linked).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -203,7 +237,9 @@ pub struct FrameGeometry {
     pub tail: u32,
     /// A `u32` per record after the records: the recursion levels left
     /// (low 16 bits) and, on an allocation's first record, its count
-    /// (high 16 bits).
+    /// (high 16 bits). Without it, a recursive node's records have their
+    /// limit less the level left (the runtime leaves it out only for nodes
+    /// whose records' depth is their level: enqueued to by themselves only).
     pub meta: bool,
     /// Nothing is stored: the records are empty and carry no meta word.
     pub frameless: bool,
@@ -348,8 +384,9 @@ pub struct GraphContext {
     pub done: [u32; 2],
     /// The status of the dispatch up to the last level that finished.
     pub carried: u32,
-    /// Zero.
-    pub _reserved: u32,
+    /// Home frames per parity (0 or `2 * node_count`, see the module doc):
+    /// pool slots `0 .. 2 * homes` are homes, the hashed frames the rest.
+    pub homes: u32,
     /// Device address of the done-group counters: per parity p,
     /// [`DONE_GROUPS`] `u32` counters, counter g at word
     /// `(p * DONE_GROUPS + g) * DONE_GROUP_STRIDE_WORDS` (see the module doc).

@@ -152,6 +152,7 @@ pub mod f {
     pub const C_STATUS: u32 = 16; // + parity
     pub const C_DONE: u32 = 18; // + parity
     pub const C_CARRIED: u32 = 20;
+    pub const C_HOMES: u32 = 21;
     pub const C_DONE_GROUPS: u32 = 22;
     pub const C_CLAIMED: u32 = 24; // + parity
     pub const L_SLOTS: u32 = 0;

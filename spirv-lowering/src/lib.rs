@@ -80,6 +80,8 @@ pub struct GraphTables {
     pub frame_shift: u32,
     /// Node slots of the graph.
     pub node_count: u32,
+    /// Home frames per parity (`GraphContext::homes`: 0, or `2 * node_count`).
+    pub homes: u32,
     /// How the records this node reads (its key node's) sit in their frames.
     pub input: abi::FrameGeometry,
     /// Per output, in `NodeShaderInfo::outputs` order.
@@ -96,6 +98,13 @@ pub struct GraphTables {
     /// level finisher sizes their launches from constants. Slots not listed
     /// are only ever launched at level 0.
     pub launched: Vec<(u32, abi::NodeSchedule)>,
+}
+
+impl GraphTables {
+    /// What the kernel's frame code may take as constants.
+    pub(crate) fn pool_facts(&self) -> runtime::PoolFacts {
+        runtime::PoolFacts { frame_shift: self.frame_shift, node_count: self.node_count, homes: self.homes }
+    }
 }
 
 /// One output's targets: its `OutputLink` slot table and how their records

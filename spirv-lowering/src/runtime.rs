@@ -189,27 +189,48 @@ pub fn finish_fn(ir: &mut Ir, mut func: Function, body: Body, name: &str) {
     }
 }
 
-/// `node_frame_find(keys, count, tag, low) -> u32` (`claim` false) or
-/// `node_frame_claim(...)` (`claim` true): the pool slot of the frame keyed
-/// (`tag`, `low`), or `NO_NODE` when it is not within `FRAME_MAX_PROBES`
-/// slots. Claiming takes the first free slot on the way (a compare-and-swap
+/// `node_frame_find(keys, count, homes, tag, low) -> u32` (`claim` false)
+/// or `node_frame_claim(...)` (`claim` true): the pool slot of the frame
+/// keyed (`tag`, `low`): its home when it has one (`abi::home_slot`), else a
+/// hashed slot after the homes, or `NO_NODE` when it is not within
+/// `FRAME_MAX_PROBES` of them (`abi::probe_start`). Claiming takes the first
+/// free slot on the way (a compare-and-swap
 /// of its key; a slot is free when its tag is neither `tag` nor `tag - 1`,
 /// the two live ones while producers run) unless the frame is found first:
 /// whoever claims a frame, everyone who asks for it gets the same slot. The
-/// claimer counts the frame in the `u32` at `claimed` (the statistics').
+/// claimer counts the frame in the `u32` at `claimed` (the statistics'); a
+/// home frame is counted by the caller that says it opens it (its rank 0).
 pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
     let u = a.u32;
-    let params: &[Word] = if claim { &[a.u64, u, u, u, a.u64] } else { &[a.u64, u, u, u] };
+    let params: &[Word] = if claim { &[a.u64, u, u, u, u, a.u64, a.bool_] } else { &[a.u64, u, u, u, u] };
     let (fid, ps, func, mut b) = begin_fn(ir, u, params);
-    let (keys_addr, count, tag, low) = (ps[0], ps[1], ps[2], ps[3]);
-    let keys = b.addr_ptr(ir, a.p_u64, keys_addr);
-    let want = key(ir, a, &mut b, tag, low);
-    let home = frame_home(ir, a, &mut b, tag, low, count);
+    let (keys_addr, count, homes, tag, low) = (ps[0], ps[1], ps[2], ps[3], ps[4]);
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
     let none = ir.c_u32(NO_NODE);
-    let iv = b.local(ir, u, home);
-    let kv = b.local(ir, u, zero);
     let found = b.local(ir, u, none);
+    let at_home = b.bin(ir, Op::ULessThan, a.bool_, low, homes);
+    let parity = b.bin(ir, Op::BitwiseAnd, u, tag, one);
+    let home_base = b.bin(ir, Op::IMul, u, parity, homes);
+    let home_slot = b.bin(ir, Op::IAdd, u, home_base, low);
+    let mh = b.begin_if(ir, at_home);
+    b.store_plain(found, home_slot);
+    if claim {
+        // Counted by the allocation that opens it (rank 0): homes are
+        // never claimed, the statistics count them all the same.
+        let mo = b.begin_if(ir, ps[6]);
+        let cp = b.addr_ptr(ir, a.p_u32, ps[5]);
+        b.atomic(ir, Op::AtomicIAdd, u, cp, one);
+        b.end_if(mo);
+    }
+    b.end_if(mh);
+    let keys = b.addr_ptr(ir, a.p_u64, keys_addr);
+    let want = key(ir, a, &mut b, tag, low);
+    let first = b.bin(ir, Op::IAdd, u, homes, homes);
+    let hashed = b.bin(ir, Op::ISub, u, count, first);
+    let start = frame_home(ir, a, &mut b, tag, low, hashed);
+    let start = b.bin(ir, Op::IAdd, u, first, start);
+    let iv = b.local(ir, u, start);
+    let kv = b.local(ir, u, zero);
     let lp = b.begin_loop(ir);
     let k = b.op(ir, Op::Load, u, vec![id(kv)]);
     let max = ir.c_u32(FRAME_MAX_PROBES);
@@ -237,7 +258,7 @@ pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
         let old = b.atomic_cas(ir, a.u64, kp, want, seen);
         let won = b.bin(ir, Op::IEqual, a.bool_, old, seen);
         let mw = b.begin_if(ir, won);
-        let cp = b.addr_ptr(ir, a.p_u32, ps[4]);
+        let cp = b.addr_ptr(ir, a.p_u32, ps[5]);
         b.atomic(ir, Op::AtomicIAdd, u, cp, one);
         b.end_if(mw);
         let theirs = b.bin(ir, Op::IEqual, a.bool_, old, want);
@@ -256,7 +277,7 @@ pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
     }
     let i1 = b.bin(ir, Op::IAdd, u, i, one);
     let wrap = b.bin(ir, Op::IEqual, a.bool_, i1, count);
-    let i1 = b.select(ir, u, wrap, zero, i1);
+    let i1 = b.select(ir, u, wrap, first, i1);
     b.store_plain(iv, i1);
     let k1 = b.bin(ir, Op::IAdd, u, k, one);
     b.store_plain(kv, k1);
@@ -388,12 +409,23 @@ impl CtxVars {
     }
 }
 
+/// What the lowering knows of a graph's frame pool when it has the graph's
+/// tables.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolFacts {
+    pub frame_shift: u32,
+    pub node_count: u32,
+    pub homes: u32,
+}
+
 /// The frame pool as SPIR-V values, loaded once where it is used.
 #[derive(Debug, Clone, Copy)]
 pub struct Pool {
     pub pool: Word,
     pub keys: Word,
     pub count: Word,
+    /// Home frames per parity (`GraphContext::homes`).
+    pub homes: Word,
     /// log2 of a frame's bytes.
     pub shift: Word,
     /// `u32`: frame bytes - 4 (the tail word's offset).
@@ -406,13 +438,17 @@ pub struct Pool {
 
 impl Pool {
     /// The pool's fields, from `vars` and the context at `ctx`; `known`
-    /// gives the frame shift and node count when the lowering knows the
-    /// graph.
-    pub fn load(ir: &mut Ir, a: &Abi, b: &mut Body, (ctx, vars): (Word, &CtxVars), known: Option<(u32, u32)>) -> Pool {
+    /// gives the graph's [`PoolFacts`] when the lowering knows the graph.
+    pub fn load(ir: &mut Ir, a: &Abi, b: &mut Body, (ctx, vars): (Word, &CtxVars), known: Option<PoolFacts>) -> Pool {
         let s = a.s_ctx();
         let pool = b.op(ir, Op::Load, a.u64, vec![id(vars.pool)]);
         let keys = b.op(ir, Op::Load, a.u64, vec![id(vars.keys)]);
         let count = b.op(ir, Op::Load, a.u32, vec![id(vars.frame_count)]);
+        let homes = match known {
+            Some(k) => ir.c_u32(k.homes),
+            None => b.load_field(ir, a, s, ctx, f::C_HOMES),
+        };
+        let known = known.map(|k| (k.frame_shift, k.node_count));
         let (shift, namespaces, tail_word, entries_per_frame) = match known {
             Some((shift, nodes)) => {
                 let bytes = 1u32 << shift;
@@ -432,7 +468,7 @@ impl Pool {
                 (shift, namespaces, tail_word, entries)
             }
         };
-        Pool { pool, keys, count, shift, tail_word, namespaces, entries_per_frame }
+        Pool { pool, keys, count, homes, shift, tail_word, namespaces, entries_per_frame }
     }
 
     /// The key's low word of frame `k` of namespace `ns`, and whether it fits 32 bits.
@@ -458,13 +494,30 @@ impl Pool {
 
     /// Calls `node_frame_find` ([`frame_fn`]).
     pub fn find(&self, ir: &mut Ir, a: &Abi, b: &mut Body, fun: Word, tag: Word, low: Word) -> Word {
-        b.op(ir, Op::FunctionCall, a.u32, vec![id(fun), id(self.keys), id(self.count), id(tag), id(low)])
+        b.op(
+            ir,
+            Op::FunctionCall,
+            a.u32,
+            vec![id(fun), id(self.keys), id(self.count), id(self.homes), id(tag), id(low)],
+        )
     }
 
-    /// Calls `node_frame_claim` ([`frame_fn`]), counting a claim at `claimed`.
+    /// Calls `node_frame_claim` ([`frame_fn`]), counting a claim at
+    /// `claimed` (a home frame when `opens`, a `bool`: the caller's
+    /// allocation starts at the frame's first record).
     #[allow(clippy::too_many_arguments)]
-    pub fn claim(&self, ir: &mut Ir, a: &Abi, b: &mut Body, fun: Word, tag: Word, low: Word, claimed: Word) -> Word {
-        let ops = vec![id(fun), id(self.keys), id(self.count), id(tag), id(low), id(claimed)];
+    pub fn claim(
+        &self,
+        ir: &mut Ir,
+        a: &Abi,
+        b: &mut Body,
+        fun: Word,
+        [tag, low]: [Word; 2],
+        claimed: Word,
+        opens: Word,
+    ) -> Word {
+        let ops =
+            vec![id(fun), id(self.keys), id(self.count), id(self.homes), id(tag), id(low), id(claimed), id(opens)];
         b.op(ir, Op::FunctionCall, a.u32, ops)
     }
 }

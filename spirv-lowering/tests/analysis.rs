@@ -217,7 +217,7 @@ fn abi_spirv_mirror_matches_repr_c() {
     want.extend(pair(offset_of!(G, done), 4));
     want.extend([
         offset_of!(G, carried),
-        offset_of!(G, _reserved),
+        offset_of!(G, homes),
         offset_of!(G, done_groups),
         offset_of!(G, entry_counts),
     ]);

@@ -14,7 +14,7 @@ mod common;
 mod gpu;
 
 use gpu::state::{
-    claimed, dispatch, done, done_groups_sum, grid_count, grid_largest, host_status, level_status, rank_count,
+    claimed, dispatch, done, done_groups_sum, grid_count, grid_largest, host_status, level_status, rank_count, run_at,
     run_indirect, sink, tag, NodeSpec, Setup, TAG,
 };
 use gpu::{at, Gpu};
@@ -142,7 +142,7 @@ fn dynamic_broadcast_allocates_and_enqueues_with_tables() {
 /// of the tag after). With `tables`, both finishers are the unrolled form
 /// (constant schedules for the targets, slots 1 and 2; slot 0, only ever
 /// launched at level 0, is left alone).
-fn last_workgroup_sets_up_the_next_level(tables: bool) {
+fn last_workgroup_sets_up_the_next_level(tables: bool, homes: bool) {
     let Some(mut g) = device() else { return };
     let nodes = vec![
         NodeSpec::dynamic(8, (0, 4, 1)).output(vec![1]),
@@ -150,8 +150,12 @@ fn last_workgroup_sets_up_the_next_level(tables: bool) {
         NodeSpec::batched(4, 32),
     ];
     // 6 workgroups launched at level 0: the 2 x 3 grid below.
-    let s =
-        Setup { level_workgroups: 6, status_in: STATUS_INVALID_ENTRY, ..Setup::new(nodes, 0, first_node_records(), 5) };
+    let s = Setup {
+        level_workgroups: 6,
+        status_in: STATUS_INVALID_ENTRY,
+        homes: if homes { 6 } else { 0 },
+        ..Setup::new(nodes, 0, first_node_records(), 5)
+    };
     let first = lowered_for(&s, tables, "01_hello_chain.spv", "firstNode");
     let second_tables = tables.then(|| Setup { slot: 1, ..s.clone() }.tables());
     let second = lowered("01_hello_chain.spv", "secondNode", |o| {
@@ -195,19 +199,35 @@ fn last_workgroup_sets_up_the_next_level(tables: bool) {
     assert_eq!(dispatch(&g, 0, 2), want, "node 2 at level 2");
     let recs: Vec<u32> = (0..10).map(|r| s.record(&g, TAG + 2, 2, r, 1).expect("node 2's record")[0]).collect();
     assert_eq!(sorted(recs), [[7; 6].as_slice(), &[9; 4]].concat(), "secondNode's records for node 2");
+    // Both levels' records fit frame 0 (at home or claimed).
+    assert_eq!((claimed(&g, 0), claimed(&g, 1)), (1, 1), "frames taken");
+    if homes {
+        let home = |tag: u32, slot: u32| (tag & 1) * 6 + slot;
+        assert_eq!(s.place(&g, TAG + 2, 2, 0).map(|p| p.frame), Some(home(TAG + 2, 2)), "node 2's frame 0 at home");
+        let keys = s.pool().keys(&g);
+        assert!(keys.iter().all(|k| (k >> 32) as u32 <= TAG), "no key of the levels' tags: {keys:x?}");
+    }
 }
 
 /// See [`last_workgroup_sets_up_the_next_level`] (the finishers' general form).
 #[test]
 fn the_last_workgroup_sets_up_the_next_level() {
-    last_workgroup_sets_up_the_next_level(false);
+    last_workgroup_sets_up_the_next_level(false, false);
 }
 
 /// See [`last_workgroup_sets_up_the_next_level`] (lowered against the graph's
 /// tables: the finishers' unrolled form).
 #[test]
 fn the_last_workgroup_sets_up_the_next_level_with_tables() {
-    last_workgroup_sets_up_the_next_level(true);
+    last_workgroup_sets_up_the_next_level(true, false);
+}
+
+/// See [`last_workgroup_sets_up_the_next_level`], with home frames: each
+/// level's records in their node's home (both forms of the lowering).
+#[test]
+fn the_last_workgroup_sets_up_the_next_level_in_home_frames() {
+    last_workgroup_sets_up_the_next_level(false, true);
+    last_workgroup_sets_up_the_next_level(true, true);
 }
 
 /// The frame pool is full after three of node 1's frames (two more hold the
@@ -387,6 +407,25 @@ fn recursion_levels() {
         }
         assert_eq!(s.outputs(&g, 0, 2), vec![vec![4, 2]], "the self-enqueued record");
         assert_eq!(s.meta(&g, TAG + 1, 0, 0), Some((remaining - 1) | 1 << 16), "its levels left and count");
+    }
+}
+
+/// 19 again, for a node whose frames keep no meta word (only it enqueues
+/// to itself: `abi::FrameGeometry::meta`): RemainingRecursionLevelsAMDX is
+/// its limit less the level, and its self-enqueue stops at the limit.
+#[test]
+fn recursion_levels_from_the_level() {
+    let Some(mut g) = device() else { return };
+    let words = lowered("19_recursion.spv", "recurse", |_| {});
+    let nodes = vec![NodeSpec::static_grid(8, 1).recursion(5).output(vec![0])];
+    let s = Setup::new(nodes, 0, vec![u32s(&[3, 1])], 1).framed(vec![1]);
+    for (level, remaining) in [(2, 3), (4, 1), (6, 0)] {
+        s.write(&mut g);
+        run_at(&g, &words, [1, 1, 1], level, 0);
+        assert_eq!(level_status(&g, 0), 0);
+        assert_eq!(g.get32(at::UAV + 12), 16 + remaining, "level {level}");
+        let enqueued = if remaining == 0 { vec![] } else { vec![vec![4, 2]] };
+        assert_eq!(s.outputs(&g, 0, 2), enqueued, "level {level}: the self-enqueued record");
     }
 }
 
@@ -593,16 +632,27 @@ fn handles_as_values_into_a_dynamic_grid() {
     let words = lowered("34_handles_as_values.spv", "handles", |_| {});
     let target = NodeSpec::dynamic(8, (0, 4, 1)).max_count(2).with_meta();
     let nodes = vec![NodeSpec::static_grid(4, 1).output(vec![1]), target];
-    let s = Setup::new(nodes, 0, vec![u32s(&[40])], 1);
-    s.write(&mut g);
-    s.launch(&g, &words, [1, 1, 1]);
-    assert_eq!(level_status(&g, 0), 0);
-    let grids: Vec<u32> = s.outputs(&g, 1, 1).iter().map(|r| r[0]).collect();
+    // Without and with home frames (the entries' frame 0 then at home).
+    for homes in [0, 4] {
+        handles_into_a_dynamic_grid(
+            &mut g,
+            &words,
+            Setup { homes, ..Setup::new(nodes.clone(), 0, vec![u32s(&[40])], 1) },
+        );
+    }
+}
+
+/// One run of [`handles_as_values_into_a_dynamic_grid`] with `s`.
+fn handles_into_a_dynamic_grid(g: &mut Gpu, words: &LoweredNode, s: Setup) {
+    s.write(g);
+    s.launch(g, words, [1, 1, 1]);
+    assert_eq!(level_status(g, 0), 0);
+    let grids: Vec<u32> = s.outputs(g, 1, 1).iter().map(|r| r[0]).collect();
     let total: u32 = grids.iter().sum();
     assert_eq!(total, (0..4).map(|t| 40 + t + 100 + t).sum::<u32>());
-    assert_eq!(grid_count(&g, 0, 1), (8, total), "entries and workgroups");
-    assert_eq!(grid_largest(&g, 0, 1), *grids.iter().max().unwrap(), "the largest grid");
-    let entries: Vec<(u32, u32)> = (0..8).map(|e| s.entry(&g, TAG + 1, 1, e).expect("grid entry")).collect();
+    assert_eq!(grid_count(g, 0, 1), (8, total), "entries and workgroups");
+    assert_eq!(grid_largest(g, 0, 1), *grids.iter().max().unwrap(), "the largest grid");
+    let entries: Vec<(u32, u32)> = (0..8).map(|e| s.entry(g, TAG + 1, 1, e).expect("grid entry")).collect();
     let mut start = 0;
     for &(first, rank) in &entries {
         assert_eq!(first, start, "entries {entries:?} of grids {grids:?}");
@@ -611,11 +661,11 @@ fn handles_as_values_into_a_dynamic_grid() {
     assert_eq!(sorted(entries.iter().map(|e| e.1).collect()), (0..8).collect::<Vec<_>>(), "one entry a rank");
     // With the finisher: unequal grids are searched.
     let finishing = Setup { level_workgroups: 1, ..s.clone() };
-    finishing.write(&mut g);
-    finishing.launch(&g, &words, [1, 1, 1]);
-    let d = dispatch(&g, 1, 1);
+    finishing.write(g);
+    finishing.launch(g, words, [1, 1, 1]);
+    let d = dispatch(g, 1, 1);
     assert_eq!((d.workgroup_count, d.starts), (total, 0), "grids of different sizes");
-    assert_eq!((grid_count(&g, 0, 1), grid_largest(&g, 0, 1)), ((0, 0), 0), "cleared");
+    assert_eq!((grid_count(g, 0, 1), grid_largest(g, 0, 1)), ((0, 0), 0), "cleared");
 }
 
 /// v26: OpPtrAccessChain across input records, with the records contiguous
@@ -646,12 +696,16 @@ fn dynamic_broadcast_many_records() {
     let mut nodes = first_node_graph(vec![1]);
     nodes[0] = NodeSpec::dynamic(1024, (0, 4, 1)).max_count(2).output(vec![1]);
     let s = Setup::new(nodes, 0, records, grids.iter().sum()).framed(vec![2, 1, 2, 2]);
-    s.write(&mut g);
-    assert!(!s.input_ranks_in_tails(&g).is_empty(), "records in tails");
-    s.launch(&g, &words, [5, 6, 1]);
-    assert_eq!(level_status(&g, 0), 0);
-    let want: Vec<(u32, u32)> = grids.iter().enumerate().map(|(i, gr)| (100 + i as u32, *gr)).collect();
-    assert_eq!(first_node_pairs(&g, &s), first_node_outputs(&want));
+    // Without and with home frames (records' and entries' frame 0 at home).
+    for homes in [0, 4] {
+        let s = Setup { homes, ..s.clone() };
+        s.write(&mut g);
+        assert!(!s.input_ranks_in_tails(&g).is_empty(), "records in tails");
+        s.launch(&g, &words, [5, 6, 1]);
+        assert_eq!(level_status(&g, 0), 0);
+        let want: Vec<(u32, u32)> = grids.iter().enumerate().map(|(i, gr)| (100 + i as u32, *gr)).collect();
+        assert_eq!(first_node_pairs(&g, &s), first_node_outputs(&want), "homes {homes}");
+    }
 }
 
 /// Seven framed records whose grids all have 3 workgroups, said in
@@ -732,13 +786,13 @@ fn grid_larger_than_65535_is_split() {
 /// tails; every allocation's records are adjacent ranks with its count in
 /// the first meta word; each frame holding an allocation's first record
 /// was claimed once, and zero-record allocations claim nothing.
-fn per_thread_allocations(tables: bool) {
+fn per_thread_allocations(tables: bool, homes: bool) {
     let Some(mut g) = device() else { return };
     let nodes = vec![
         NodeSpec::static_grid(4, 2).output(vec![1]),
         NodeSpec::batched(8, 1).max_count(337).with_meta().recursion(3),
     ];
-    let s = Setup::new(nodes, 0, vec![u32s(&[1])], 2);
+    let s = Setup { homes: if homes { 4 } else { 0 }, ..Setup::new(nodes, 0, vec![u32s(&[1])], 2) };
     assert_eq!(s.geometry(1).per_frame, 5);
     let words = lowered_for(&s, tables, "13_output_thread_records.spv", "threadRecords");
     s.write(&mut g);
@@ -762,19 +816,31 @@ fn per_thread_allocations(tables: bool) {
         rank += count;
     }
     assert!(crossings > 0, "some allocation ran into a frame's tail");
-    assert_eq!(claimed(&g, 0) as usize, first_frames.len(), "frames claimed");
+    // Frame 0 in its home (slot 1's of the tag's parity): never claimed,
+    // counted all the same.
+    let home = homes.then_some(((TAG + 1) & 1) * 4 + 1);
+    assert_eq!(home.map(|h| first_frames.contains(&h)), homes.then_some(true), "frame 0 at home");
+    assert_eq!(claimed(&g, 0) as usize, first_frames.len(), "frames taken");
 }
 
 /// See [`per_thread_allocations`] (lowered without the graph's tables).
 #[test]
 fn per_thread_allocations_into_tails() {
-    per_thread_allocations(false);
+    per_thread_allocations(false, false);
 }
 
 /// The same lowered against the graph's tables.
 #[test]
 fn per_thread_allocations_into_tails_with_tables() {
-    per_thread_allocations(true);
+    per_thread_allocations(true, false);
+}
+
+/// The same with home frames: frame 0 at home, its tail run into by the
+/// allocations that cross into frame 1 (hashed).
+#[test]
+fn per_thread_allocations_from_a_home_frame() {
+    per_thread_allocations(false, true);
+    per_thread_allocations(true, true);
 }
 
 /// 14: Workgroup-visibility allocation on a node array with base index 2; an

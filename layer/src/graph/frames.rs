@@ -43,12 +43,14 @@ impl Frames {
         let mut needs: Vec<Need> = graph
             .nodes
             .iter()
-            .map(|node| {
+            .enumerate()
+            .map(|(slot, node)| {
                 let info = &node.decl.info;
+                let recursion = info.max_recursion.is_some() && !recursion_from_level(graph, slot);
                 Need {
                     stride: input_stride(info),
                     max_count: 1,
-                    meta: info.max_recursion.is_some() || matches!(info.launch, LaunchMode::BroadcastDynamic { .. }),
+                    meta: recursion || matches!(info.launch, LaunchMode::BroadcastDynamic { .. }),
                     empty: info.input.as_ref().is_none_or(|i| i.size == 0),
                 }
             })
@@ -95,6 +97,22 @@ impl Frames {
     pub fn bytes(&self) -> u64 {
         1 << self.shift
     }
+}
+
+/// Whether the recursion levels node `slot`'s records have left follow
+/// from the level alone, so that its frames need no meta word for them: a
+/// recursive node that only it enqueues to (and shares no input) has
+/// records of recursion depth `d` at level `d` (the API's at level 0), so
+/// `max_recursion - d` left (what the kernels read when the node's
+/// geometry has no meta word).
+fn recursion_from_level(graph: &Graph, slot: usize) -> bool {
+    let node = &graph.nodes[slot];
+    let others_target = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .any(|(s, other)| s != slot && other.outputs.iter().any(|o| o.slots.iter().any(|&t| t as usize == slot)));
+    node.shares_with.is_none() && node.sharers.is_empty() && !others_target
 }
 
 /// The class of `slot` (union-find with path halving).
@@ -177,8 +195,9 @@ mod tests {
     #[test]
     fn one_output_s_targets_share_a_geometry() {
         // Slot 0 sends up to 16 records to the array [1, 2]; slot 3 sends
-        // single records to 2 and asks their count; 4 is recursive and alone;
-        // 5 takes empty records.
+        // single records to 2 and asks their count; 4 is recursive and 5
+        // enqueues to it too; 5 takes empty records; 6 is recursive and
+        // only it enqueues to itself.
         let g = Graph {
             nodes: vec![
                 node(None, None, vec![(output(16, false), vec![1, 2])]),
@@ -186,16 +205,18 @@ mod tests {
                 node(Some(12), None, vec![]),
                 node(None, None, vec![(output(1, true), vec![2])]),
                 node(Some(8), Some(3), vec![]),
-                node(Some(0), None, vec![]),
+                node(Some(0), None, vec![(output(1, false), vec![4])]),
+                node(Some(8), Some(3), vec![(output(1, false), vec![6])]),
             ],
             notes: vec![],
         };
         let f = Frames::new(&g);
-        let [_, one, two, _, rec, empty] = f.geometry[..] else { panic!("{f:?}") };
+        let [_, one, two, _, rec, empty, alone] = f.geometry[..] else { panic!("{f:?}") };
         assert_eq!(one, two, "an array's members share frames");
         assert_eq!((one.stride, one.tail), (12, 15), "the largest allocation into them, less one");
         assert!(one.meta && !one.frameless, "3 asks the count of its allocations into the class");
         assert!(rec.meta && rec.tail == 0, "recursion levels travel in meta words");
+        assert!(!alone.meta, "recursion levels follow from the level");
         assert!(empty.frameless && !empty.meta);
         assert_eq!(f.shift, 12, "4 KiB hold 16 records of 16 bytes by rank and a tail");
         for g in &f.geometry {

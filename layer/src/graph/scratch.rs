@@ -5,7 +5,8 @@
 //! fixed part (per graph)                  dynamic part (scales with the size)
 //! +-------------------------------------+ +--------------------------------------+
 //! | GraphContext                        | | frame pool: frame_count frames       |
-//! | NodeDispatch x N x 2 (parities)     | | frame keys: frame_count u64          |
+//! | NodeDispatch x N x 2 (parities)     | |   (the first 2 x homes are homes)    |
+//! |                                     | | frame keys: frame_count u64          |
 //! | NodeSchedule x N | NodeInfo x N     | +--------------------------------------+
 //! | OutputLink x L | slot tables        |
 //! | rank counters x N x 2 (256 B apart) |
@@ -17,7 +18,9 @@
 //! The dynamic part is made of frames (see `frames` and
 //! `spirv_lowering::abi`): each takes its bytes in the pool and a `u64` key.
 //! Sizes:
-//! - `minSize`: the fixed part plus [`MIN_FRAMES`] frames;
+//! - `minSize`: the fixed part plus the home frames (`abi::homes_for`: one
+//!   per namespace and parity in a small graph) and [`MIN_FRAMES`] hashed
+//!   frames;
 //! - `maxSize`: `minSize` plus [`MAX_EXTRA`];
 //! - `sizeGranularity`: [`GRANULARITY`].
 //!
@@ -32,7 +35,7 @@ use super::frames::Frames;
 use super::link::Graph;
 use ash::vk;
 use spirv_lowering::abi::{
-    FrameGeometry, GraphContext, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, COUNTER_STRIDE_BYTES,
+    self, FrameGeometry, GraphContext, NodeDispatch, NodeInfo, NodeSchedule, OutputLink, COUNTER_STRIDE_BYTES,
     DONE_GROUPS_BYTES, DONE_GROUP_STRIDE_WORDS,
 };
 use spirv_lowering::{GraphTables, LaunchMode, OutputTargets};
@@ -93,6 +96,8 @@ pub struct FixedLayout {
     pub slot_table_offsets: Vec<u64>,
     /// How each node's records are kept, and the frame size.
     pub frames: Frames,
+    /// Home frames per parity (`GraphContext::homes`).
+    pub homes: u32,
 }
 
 /// Offsets of the dynamic part for one scratch size.
@@ -152,6 +157,7 @@ impl FixedLayout {
             .unwrap_or(0)
             .max(64);
         let end = align(sink + sink_size, 256);
+        let frames = Frames::new(graph);
         FixedLayout {
             context,
             dispatches,
@@ -168,7 +174,8 @@ impl FixedLayout {
             end,
             first_link,
             slot_table_offsets,
-            frames: Frames::new(graph),
+            homes: abi::homes_for(graph.nodes.len() as u32, frames.bytes()),
+            frames,
         }
     }
 
@@ -193,6 +200,7 @@ impl FixedLayout {
             nodes: self.node_infos - self.context,
             frame_shift: self.frames.shift,
             node_count: graph.nodes.len() as u32,
+            homes: self.homes,
             input: geometry(key),
             outputs: outputs
                 .iter()
@@ -225,7 +233,8 @@ impl FixedLayout {
 
     /// `(minSize, maxSize, sizeGranularity)`.
     pub fn sizes(&self) -> (u64, u64, u64) {
-        let min = align(self.end + MIN_FRAMES * self.frame_cost(), GRANULARITY);
+        let frames = 2 * u64::from(self.homes) + MIN_FRAMES;
+        let min = align(self.end + frames * self.frame_cost(), GRANULARITY);
         (min, min + MAX_EXTRA, GRANULARITY)
     }
 
@@ -289,6 +298,7 @@ impl FixedLayout {
             pool: base + dynamic.pool,
             keys: base + dynamic.keys,
             frame_count: dynamic.frame_count,
+            homes: self.homes,
             frame_shift: self.frames.shift,
             node_count: graph.nodes.len() as u32,
             tag: 0,
@@ -302,7 +312,6 @@ impl FixedLayout {
             status: [0, 0],
             done: [0, 0],
             carried: 0,
-            _reserved: 0,
             done_groups: base + self.done_groups,
             entry_counts: base + self.entry_counts,
             claimed: [0, 0],
@@ -408,7 +417,7 @@ pub fn context_words(c: &GraphContext) -> [u32; 40] {
         c.done[0],
         c.done[1],
         c.carried,
-        c._reserved,
+        c.homes,
         lo(c.done_groups),
         hi(c.done_groups),
         lo(c.entry_counts),

@@ -222,7 +222,9 @@ fn put_entry(
     let frame = b.local(ir, u, none);
     let m = b.begin_if(ir, fits);
     let claimed = runtime::claimed_counter(ir, &a, b, push);
-    let got = pool.claim(ir, &a, b, claim, wtag, low, claimed);
+    let zero = ir.c_u32(0);
+    let opens = b.bin(ir, Op::IEqual, a.bool_, within, zero);
+    let got = pool.claim(ir, &a, b, claim, [wtag, low], claimed, opens);
     b.store_plain(frame, got);
     b.end_if(m);
     let frame = b.op(ir, Op::Load, u, vec![id(frame)]);

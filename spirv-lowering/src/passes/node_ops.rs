@@ -272,7 +272,7 @@ pub(super) fn output_geometry(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, pus
 
 /// The frame pool, with the graph's frame shift and node count when known.
 pub(super) fn pool(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &runtime::Push) -> Pool {
-    let known = cx.opts.tables.as_ref().map(|t| (t.frame_shift, t.node_count));
+    let known = cx.opts.tables.as_ref().map(GraphTables::pool_facts);
     Pool::load(ir, &cx.abi, b, (push.ctx, &cx.vars.ctx), known)
 }
 
@@ -439,6 +439,13 @@ pub(super) fn decode(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, push: &runti
     let kp = b.elem(ir, a.p_u64, keys, frame);
     let key = b.load(ir, a.u64, kp, 8);
     let low = b.op(ir, Op::UConvert, u, vec![id(key)]);
+    // A home frame has no key: its slot says its namespace (frame 0).
+    let homes2 = b.bin(ir, Op::IAdd, u, pool.homes, pool.homes);
+    let at_home = b.bin(ir, Op::ULessThan, a.bool_, frame, homes2);
+    let odd_home = b.bin(ir, Op::UGreaterThanEqual, a.bool_, frame, pool.homes);
+    let home_low = b.bin(ir, Op::ISub, u, frame, pool.homes);
+    let home_low = b.select(ir, u, odd_home, home_low, frame);
+    let low = b.select(ir, u, at_home, home_low, low);
     let slot = b.bin(ir, Op::UMod, u, low, pool.namespaces);
     let fk = b.bin(ir, Op::UDiv, u, low, pool.namespaces);
     let g = output_geometry(ir, cx, b, k, push, slot);

@@ -11,6 +11,7 @@ use crate::abi::{NO_NODE, RECORDS_CONTIGUOUS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
 use crate::runtime::{frame_fn, Geom, Pool, Push};
+use crate::GraphTables;
 use spirv::{Op, StorageClass, Word};
 
 /// The `Private` variables a fetched record is left in.
@@ -52,6 +53,9 @@ pub(super) struct Source {
     stride: Word,
     /// Recursion levels of a contiguous record: the node's limit.
     max_recursion: Word,
+    /// Recursion levels of a framed record without a meta word: the limit
+    /// less the level (see `abi::FrameGeometry::meta`).
+    level_remaining: Word,
 }
 
 impl Source {
@@ -62,7 +66,7 @@ impl Source {
         let contiguous_mode = ir.c_u32(RECORDS_CONTIGUOUS);
         let contiguous = b.bin(ir, Op::IEqual, a.bool_, mode, contiguous_mode);
         let key = b.load_field(ir, &a, a.s_dispatch(), d, f::D_KEY_NODE);
-        let known = cx.opts.tables.as_ref().map(|t| (t.frame_shift, t.node_count));
+        let known = cx.opts.tables.as_ref().map(GraphTables::pool_facts);
         let pool = Pool::load(ir, &a, b, (push.ctx, &cx.vars.ctx), known);
         let geom = match &cx.opts.tables {
             Some(t) => Geom::known(ir, t.input),
@@ -74,6 +78,13 @@ impl Source {
             }
         };
         let stride = cx.facts.info.input.as_ref().map_or(4, |i| i.stride.max(4));
+        let limit = cx.facts.info.max_recursion.unwrap_or(0);
+        let level_remaining = {
+            let limit = ir.c_u32(limit);
+            let past = b.bin(ir, Op::UGreaterThan, a.bool_, push.level, limit);
+            let depth = b.select(ir, a.u32, past, limit, push.level);
+            b.bin(ir, Op::ISub, a.u32, limit, depth)
+        };
         Source {
             contiguous,
             records: b.load_field(ir, &a, a.s_dispatch(), d, f::D_RECORDS),
@@ -85,7 +96,8 @@ impl Source {
             sink: cx.vars.ctx.sink(ir, &a, b),
             find: frame_fn(ir, &a, false),
             stride: ir.c_u32(stride),
-            max_recursion: ir.c_u32(cx.facts.info.max_recursion.unwrap_or(0)),
+            max_recursion: ir.c_u32(limit),
+            level_remaining,
         }
     }
 
@@ -124,9 +136,8 @@ impl Source {
     fn fetch_framed(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, out: &Fetched, r: Word) {
         let a = cx.abi;
         let u = a.u32;
-        let zero = ir.c_u32(0);
         b.store_plain(out.payload, self.sink);
-        b.store_plain(out.remaining, zero);
+        b.store_plain(out.remaining, self.level_remaining);
         if !self.geom.may_be_stored() {
             return;
         }

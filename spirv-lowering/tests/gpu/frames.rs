@@ -6,7 +6,7 @@
 //! consumer looks for them, and to find what a producer wrote.
 
 use super::{at, Gpu};
-use spirv_lowering::abi::{frame_home, frame_key, frame_key_low, FrameGeometry, FRAME_MAX_PROBES};
+use spirv_lowering::abi::{frame_key, frame_key_low, home_slot, probe_start, FrameGeometry, FRAME_MAX_PROBES};
 
 /// The frame pool as the `GraphContext` describes it (at [`at::POOL`] and [`at::KEYS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +17,8 @@ pub struct Pool {
     pub count: u32,
     /// Node slots of the graph (namespaces: records `0..n`, grid entries `n..2n`).
     pub node_count: u32,
+    /// Home frames per parity (`GraphContext::homes`).
+    pub homes: u32,
 }
 
 /// Where one record sits: a pool frame and its record index there.
@@ -63,14 +65,18 @@ impl Pool {
         frame_key_low(self.node_count + slot, k, 2 * self.node_count).expect("frame key fits 32 bits")
     }
 
-    /// The slots a probe for (`tag`, `low`) visits, in order.
+    /// The hashed slots a probe for (`tag`, `low`) visits, in order.
     fn probe(&self, tag: u32, low: u32) -> impl Iterator<Item = u32> {
-        let (home, count) = (frame_home(tag, low, self.count), self.count);
-        (0..FRAME_MAX_PROBES).map(move |k| ((u64::from(home) + u64::from(k)) % u64::from(count)) as u32)
+        let first = 2 * self.homes;
+        let (start, hashed) = (probe_start(tag, low, self.count, self.homes) - first, self.count - first);
+        (0..FRAME_MAX_PROBES).map(move |k| first + ((u64::from(start) + u64::from(k)) % u64::from(hashed)) as u32)
     }
 
     /// The frame keyed (`tag`, `low`), as `node_frame_find` finds it.
     pub fn find(&self, g: &Gpu, tag: u32, low: u32) -> Option<u32> {
+        if let Some(home) = home_slot(tag, low, self.homes) {
+            return Some(home);
+        }
         let want = frame_key(tag, low);
         self.probe(tag, low).find(|&i| g.get64(self.key_at(i)) == want)
     }
@@ -79,6 +85,9 @@ impl Pool {
     /// first slot on the way that is already it, or free (its tag neither
     /// `tag` nor `tag - 1`). `None`: no such slot within the probes.
     pub fn claim(&self, g: &mut Gpu, tag: u32, low: u32) -> Option<u32> {
+        if let Some(home) = home_slot(tag, low, self.homes) {
+            return Some(home);
+        }
         let want = frame_key(tag, low);
         for i in self.probe(tag, low) {
             let seen = g.get64(self.key_at(i));

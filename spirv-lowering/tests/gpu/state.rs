@@ -162,6 +162,8 @@ pub struct Setup {
     /// Framed dynamic grids: `NodeDispatch::starts`, the workgroups of
     /// every record's grid when all are equal (0: search the entries).
     pub uniform_grid: u64,
+    /// `GraphContext::homes` (0: every frame hashed).
+    pub homes: u32,
 }
 
 impl Setup {
@@ -180,6 +182,7 @@ impl Setup {
             level_workgroups: NEVER_FINISH,
             status_in: 0,
             uniform_grid: 0,
+            homes: 0,
         }
     }
 
@@ -193,7 +196,7 @@ impl Setup {
     }
 
     pub fn pool(&self) -> Pool {
-        Pool { shift: self.frame_shift, count: self.frame_count, node_count: self.node_count() }
+        Pool { shift: self.frame_shift, count: self.frame_count, node_count: self.node_count(), homes: self.homes }
     }
 
     /// How node `slot`'s records sit in its frames.
@@ -257,6 +260,7 @@ impl Setup {
             frame_count: self.frame_count,
             frame_shift: self.frame_shift,
             node_count: self.node_count(),
+            homes: self.homes,
             tag: TAG,
             rank_counts: at::RANKS.map(|o| g.addr(o)),
             grid_counts: at::GRIDS.map(|o| g.addr(o)),
@@ -392,6 +396,7 @@ impl Setup {
             nodes: (at::NODES - at::CTX) as u64,
             frame_shift: self.frame_shift,
             node_count: self.node_count(),
+            homes: self.homes,
             input: self.geometry(self.slot),
             outputs,
             dispatches: at::DISPATCHES.map(|o| (o - at::CTX) as u64),
@@ -604,6 +609,7 @@ fn put_context(g: &mut Gpu, c: &GraphContext) {
         (offset_of!(GraphContext, done), c.done[0]),
         (offset_of!(GraphContext, done) + 4, c.done[1]),
         (offset_of!(GraphContext, carried), c.carried),
+        (offset_of!(GraphContext, homes), c.homes),
         (offset_of!(GraphContext, claimed), c.claimed[0]),
         (offset_of!(GraphContext, claimed) + 4, c.claimed[1]),
     ] {
