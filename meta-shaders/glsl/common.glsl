@@ -26,7 +26,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeDispatch
     uint64_t status;       // host-visible status words (0: none)
 };
 
-// abi::GraphContext, 160 bytes (the per-parity arrays as pairs of members).
+// abi::GraphContext, 168 bytes (the per-parity arrays as pairs of members).
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContextRef {
     uint64_t pool;         // frame pool
     uint64_t keys;         // u64 key per frame
@@ -54,6 +54,8 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContext
     uint64_t entry_counts; // [u32; node_count + 1]: the entry ranks, then their status
     uint claimed0;         // frames claimed at a level of parity 0 (statistics)
     uint claimed1;
+    uint pinned;           // the running dispatch's pin (keys PIN_TAG | pinned)
+    uint _reserved;
 };
 
 // abi::NodeSchedule, 48 bytes.
@@ -89,6 +91,7 @@ const uint SCHEDULE_FLAG_MESH = 2u;      // drawn, not launched: no done-group n
 const uint SCHEDULE_FLAG_META = 4u;      // a u32 per record after the records
 const uint SCHEDULE_FLAG_FRAMELESS = 8u; // records counted, never stored
 const uint RECORDS_FRAMED = 1u;
+const uint PIN_TAG = 1u << 31;           // tag bit of pinned frames (abi::PIN_TAG)
 
 // abi::STATUS_* bits the meta passes raise, and the host's status words.
 const uint STATUS_PAYLOAD_OVERFLOW = 1u << 0;
@@ -167,7 +170,7 @@ uint frame_probe(GraphContextRef ctx, uint tag, uint low, bool claim, bool opens
             // Atomic: another workgroup may be claiming the slot right now.
             uint64_t seen = atomicLoad(keys.k[i], gl_ScopeDevice, gl_StorageSemanticsNone, gl_SemanticsRelaxed);
             uint seen_tag = uint(seen >> 32);
-            if (seen_tag != tag && seen_tag != tag - 1u) {
+            if (seen_tag != tag && seen_tag != tag - 1u && seen_tag != (PIN_TAG | ctx.pinned)) {
                 uint64_t old = atomicCompSwap(keys.k[i], seen, want);
                 if (old == seen) {
                     atomicAdd(ctx.claimed0, 1u);

@@ -142,6 +142,7 @@ fn glsl_blocks_mirror_the_rust_structures() {
         pair("done", offset_of!(GraphContext, done), 4),
         fields!(GraphContext: carried, homes, done_groups, entry_counts),
         pair("claimed", offset_of!(GraphContext, claimed), 4),
+        fields!(GraphContext: pinned, _reserved),
     ]
     .concat();
     let schedule = fields!(NodeSchedule: mode, records_per_workgroup, static_groups, grid_offset, grid_bytes,
@@ -234,6 +235,7 @@ fn glsl_constants_are_the_abis() {
         ("SCHEDULE_FLAG_META", abi::SCHEDULE_FLAG_META),
         ("SCHEDULE_FLAG_FRAMELESS", abi::SCHEDULE_FLAG_FRAMELESS),
         ("RECORDS_FRAMED", abi::RECORDS_FRAMED),
+        ("PIN_TAG", abi::PIN_TAG),
         ("STATUS_PAYLOAD_OVERFLOW", abi::STATUS_PAYLOAD_OVERFLOW),
         ("STATUS_FRAME_RANGE", abi::STATUS_FRAME_RANGE),
         ("STATUS_INVALID_ENTRY", abi::STATUS_INVALID_ENTRY),

@@ -32,7 +32,8 @@
 //! key at all); the hashed frames take the slots after the homes
 //! ([`probe_start`]). A hashed slot is free when its tag is
 //! neither the tag the level reads (`GraphContext::tag`) nor the one it
-//! writes (`tag + 1`): the frames of earlier levels and dispatches need no
+//! writes (`tag + 1`) nor the running dispatch's pin (see "Mesh nodes drawn
+//! once"): the frames of earlier levels and dispatches need no
 //! clearing. A consumer finds its record with the same hash and (almost
 //! always) one probe.
 //!
@@ -70,6 +71,21 @@
 //! small workgroups on one address: about a millisecond on an H100.) A group
 //! with a single workgroup is complete without its counter, and a level of
 //! one workgroup needs no `done` count at all.
+//!
+//! # Mesh nodes drawn once
+//! Where no mesh node shares input and no output mixes mesh and compute
+//! targets, the runtime draws each mesh node's records from levels after 0
+//! once, after the last level, in the application's render pass instance
+//! ([`SCHEDULE_FLAG_PINNED`]). Records for such a node are *pinned*: their
+//! ranks and grid entries come from its parity-0 rank and grid counters at
+//! every level (they count on from level to level), their frames and the
+//! entries' are keyed with tag `PIN_TAG | GraphContext::pinned`, which
+//! claims leave alone for the whole dispatch, and every finisher writes the
+//! node's parity-1 `NodeDispatch` from the running counts
+//! ([`RECORDS_PINNED`]; parity 0's is level 0's, for a mesh node that is an
+//! API entry). The last finisher (nothing launched next) clears the
+//! counters and advances `pinned`: the next dispatch's claims may take the
+//! frames once the draw has read them.
 //!
 //! Level 0 of a host dispatch reads its records where the host put them
 //! ([`RECORDS_CONTIGUOUS`]: the payloads side by side at the node's input
@@ -122,6 +138,11 @@ pub const STATUS_WORDS: u32 = 34;
 pub const RECORDS_CONTIGUOUS: u32 = 0;
 /// [`NodeDispatch::mode`]: the records are in frames (see the module doc).
 pub const RECORDS_FRAMED: u32 = 1;
+/// [`NodeDispatch::mode`]: the records are in pinned frames, drawn after the
+/// last level (see the module doc): keyed with tag `PIN_TAG | (pinned - 1)`.
+pub const RECORDS_PINNED: u32 = 2;
+/// The tag bit of pinned frames' keys (level tags stay below it).
+pub const PIN_TAG: u32 = 1 << 31;
 /// Groups the workgroups of a level are counted done in (see the module doc).
 pub const DONE_GROUPS: u32 = 64;
 /// Words between two done-group counters: 256 bytes, so that they fall in
@@ -162,6 +183,9 @@ pub const SCHEDULE_FLAG_API_ENTRY: u32 = 1;
 /// layout too), but its workgroups are not among a level's launched ones:
 /// the runtime draws them, and they never count a level done.
 pub const SCHEDULE_FLAG_MESH: u32 = 2;
+/// [`NodeSchedule::flags`]: a mesh node drawn once after the last level
+/// (with [`SCHEDULE_FLAG_MESH`]): its records are pinned (see the module doc).
+pub const SCHEDULE_FLAG_PINNED: u32 = 16;
 /// [`NodeSchedule::flags`]: the node's frames keep a `u32` per record
 /// ([`FrameGeometry::meta`]).
 pub const SCHEDULE_FLAG_META: u32 = 4;
@@ -397,6 +421,12 @@ pub struct GraphContext {
     /// Frames claimed at a level of parity p (atomic; for the `statistics`
     /// setting, which reads and clears them: nothing else does).
     pub claimed: [u32; 2],
+    /// The pin of the running dispatch's pinned records (keys of tag
+    /// `PIN_TAG | pinned`, see the module doc); the last finisher of a
+    /// dispatch advances it, so a draw after the levels reads `pinned - 1`.
+    pub pinned: u32,
+    /// Zero.
+    pub _reserved: u32,
 }
 
 /// One per (node, output declared in its SPIR-V), in `NodeShaderInfo::outputs` order.
@@ -489,7 +519,6 @@ const _: () = assert!(offset_of!(NodeDispatch, records) == 40);
 const _: () = assert!(offset_of!(NodeDispatch, starts) == 48);
 const _: () = assert!(offset_of!(NodeDispatch, status) == 56);
 const _: () = assert!(size_of::<GridEntry>() == 8);
-const _: () = assert!(size_of::<GraphContext>() == 160);
 const _: () = assert!(offset_of!(GraphContext, keys) == 8);
 const _: () = assert!(offset_of!(GraphContext, frame_count) == 16);
 const _: () = assert!(offset_of!(GraphContext, frame_shift) == 20);
@@ -508,6 +537,8 @@ const _: () = assert!(offset_of!(GraphContext, carried) == 128);
 const _: () = assert!(offset_of!(GraphContext, done_groups) == 136);
 const _: () = assert!(offset_of!(GraphContext, entry_counts) == 144);
 const _: () = assert!(offset_of!(GraphContext, claimed) == 152);
+const _: () = assert!(offset_of!(GraphContext, pinned) == 160);
+const _: () = assert!(size_of::<GraphContext>() == 168);
 const _: () = assert!(size_of::<OutputLink>() == 16);
 const _: () = assert!(offset_of!(OutputLink, slot_count) == 8);
 const _: () = assert!(offset_of!(OutputLink, record_stride) == 12);
@@ -574,6 +605,8 @@ pub mod spirv_layout {
         (U64, 144),
         (U32, 152),
         (U32, 156),
+        (U32, 160),
+        (U32, 164),
     ];
     pub const OUTPUT_LINK: &[(Field, u32)] = &[(U64, 0), (U32, 8), (U32, 12)];
     pub const NODE_INFO: &[(Field, u32)] = &[(U32, 0), (U32, 4), (U32, 8), (U32, 12)];

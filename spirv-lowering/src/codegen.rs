@@ -73,7 +73,7 @@ impl Abi {
         };
         let (dispatch, p_dispatch) = decl(ir, "NodeDispatch", L::NODE_DISPATCH, 64);
         let (entry, p_entry) = decl(ir, "GridEntry", L::GRID_ENTRY, 8);
-        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 160);
+        let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 168);
         let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
         let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
         let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 48);
@@ -155,6 +155,7 @@ pub mod f {
     pub const C_HOMES: u32 = 21;
     pub const C_DONE_GROUPS: u32 = 22;
     pub const C_CLAIMED: u32 = 24; // + parity
+    pub const C_PINNED: u32 = 26;
     pub const L_SLOTS: u32 = 0;
     pub const L_SLOT_COUNT: u32 = 1;
     pub const N_FIRST_LINK: u32 = 0;

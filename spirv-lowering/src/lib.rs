@@ -121,6 +121,9 @@ pub struct OutputTargets {
     /// Some target takes its grid from the payload (enqueueing writes its
     /// grid entries).
     pub dynamic: bool,
+    /// The targets are mesh nodes drawn once after the last level: their
+    /// records are pinned (`abi`'s "Mesh nodes drawn once").
+    pub pinned: bool,
 }
 
 impl OutputTargets {

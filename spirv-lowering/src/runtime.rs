@@ -200,9 +200,11 @@ pub fn finish_fn(ir: &mut Ir, mut func: Function, body: Body, name: &str) {
 /// whoever claims a frame, everyone who asks for it gets the same slot. The
 /// claimer counts the frame in the `u32` at `claimed` (the statistics'); a
 /// home frame is counted by the caller that says it opens it (its rank 0).
+/// Claims also leave the running dispatch's pinned frames alone (their tag
+/// is the last parameter, see `abi`'s "Mesh nodes drawn once").
 pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
     let u = a.u32;
-    let params: &[Word] = if claim { &[a.u64, u, u, u, u, a.u64, a.bool_] } else { &[a.u64, u, u, u, u] };
+    let params: &[Word] = if claim { &[a.u64, u, u, u, u, a.u64, a.bool_, u] } else { &[a.u64, u, u, u, u] };
     let (fid, ps, func, mut b) = begin_fn(ir, u, params);
     let (keys_addr, count, homes, tag, low) = (ps[0], ps[1], ps[2], ps[3], ps[4]);
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
@@ -254,6 +256,9 @@ pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
         let w = b.bin(ir, Op::INotEqual, a.bool_, hi, tag);
         let r = b.bin(ir, Op::INotEqual, a.bool_, hi, reading);
         let free = b.bin(ir, Op::LogicalAnd, a.bool_, w, r);
+        // Nor the running dispatch's pinned frames.
+        let p = b.bin(ir, Op::INotEqual, a.bool_, hi, ps[7]);
+        let free = b.bin(ir, Op::LogicalAnd, a.bool_, free, p);
         let m = b.begin_if(ir, free);
         let old = b.atomic_cas(ir, a.u64, kp, want, seen);
         let won = b.bin(ir, Op::IEqual, a.bool_, old, seen);
@@ -365,6 +370,7 @@ impl Geom {
 #[derive(Debug, Clone, Copy)]
 pub struct CtxVars {
     tag: Word,
+    pinned: Word,
     pool: Word,
     keys: Word,
     frame_count: Word,
@@ -376,6 +382,7 @@ impl CtxVars {
         let var = |ir: &mut Ir, ty: Word, name: &str| ir.global_var(spirv::StorageClass::Private, ty, name);
         CtxVars {
             tag: var(ir, a.u32, "node_ctx_tag"),
+            pinned: var(ir, a.u32, "node_ctx_pinned"),
             pool: var(ir, a.u64, "node_ctx_pool"),
             keys: var(ir, a.u64, "node_ctx_keys"),
             frame_count: var(ir, a.u32, "node_ctx_frame_count"),
@@ -388,6 +395,7 @@ impl CtxVars {
         let s = a.s_ctx();
         for (var, field) in [
             (self.tag, f::C_TAG),
+            (self.pinned, f::C_PINNED),
             (self.pool, f::C_POOL),
             (self.keys, f::C_KEYS),
             (self.frame_count, f::C_FRAME_COUNT),
@@ -401,6 +409,23 @@ impl CtxVars {
     /// The tag of the frames this level reads (`GraphContext::tag`).
     pub fn tag(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
         b.op(ir, Op::Load, a.u32, vec![id(self.tag)])
+    }
+
+    /// The tag of the running dispatch's pinned frames, `PIN_TAG | pinned`.
+    pub fn pin(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
+        let pinned = b.op(ir, Op::Load, a.u32, vec![id(self.pinned)]);
+        let bit = ir.c_u32(crate::abi::PIN_TAG);
+        b.bin(ir, Op::BitwiseOr, a.u32, pinned, bit)
+    }
+
+    /// The tag of the pinned frames a draw after the levels reads (the last
+    /// finisher has advanced `pinned` by then).
+    pub fn pin_drawn(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
+        let pinned = b.op(ir, Op::Load, a.u32, vec![id(self.pinned)]);
+        let one = ir.c_u32(1);
+        let before = b.bin(ir, Op::ISub, a.u32, pinned, one);
+        let bit = ir.c_u32(crate::abi::PIN_TAG);
+        b.bin(ir, Op::BitwiseOr, a.u32, before, bit)
     }
 
     /// Device address of the sink (`GraphContext::sink`).
@@ -504,20 +529,18 @@ impl Pool {
 
     /// Calls `node_frame_claim` ([`frame_fn`]), counting a claim at
     /// `claimed` (a home frame when `opens`, a `bool`: the caller's
-    /// allocation starts at the frame's first record).
-    #[allow(clippy::too_many_arguments)]
+    /// allocation starts at the frame's first record); `pin` is the running
+    /// dispatch's pinned tag (`PIN_TAG | GraphContext::pinned`).
     pub fn claim(
         &self,
         ir: &mut Ir,
-        a: &Abi,
-        b: &mut Body,
+        (a, b): (&Abi, &mut Body),
         fun: Word,
         [tag, low]: [Word; 2],
-        claimed: Word,
-        opens: Word,
+        [claimed, opens, pin]: [Word; 3],
     ) -> Word {
-        let ops =
-            vec![id(fun), id(self.keys), id(self.count), id(self.homes), id(tag), id(low), id(claimed), id(opens)];
+        let fixed = [fun, self.keys, self.count, self.homes, tag, low, claimed, opens, pin];
+        let ops = fixed.iter().map(|&w| id(w)).collect();
         b.op(ir, Op::FunctionCall, a.u32, ops)
     }
 }

@@ -222,6 +222,7 @@ fn abi_spirv_mirror_matches_repr_c() {
         offset_of!(G, entry_counts),
     ]);
     want.extend(pair(offset_of!(G, claimed), 4));
+    want.extend([offset_of!(G, pinned), offset_of!(G, _reserved)]);
     assert_eq!(offsets(L::GRAPH_CONTEXT), want);
     assert_eq!(end(L::GRAPH_CONTEXT), size_of::<G>());
     assert_eq!(end(L::OUTPUT_LINK), size_of::<abi::OutputLink>());

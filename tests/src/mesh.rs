@@ -76,6 +76,23 @@ pub struct Frame {
     pub early_clear: u32,
     /// The marker drawn after the dispatch with the pipeline bound before it.
     pub marker_after: bool,
+    /// How the graph is dispatched.
+    pub dispatch: Dispatch,
+}
+
+/// How a frame's graph dispatch is recorded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dispatch {
+    /// `vkCmdDispatchGraphAMDX`, the record in host memory.
+    #[default]
+    Host,
+    /// `vkCmdDispatchGraphIndirectAMDX`, the info and the record in device
+    /// memory (level 0 built on the GPU).
+    Indirect,
+    /// The host dispatch twice in a row on scratch initialised once: the
+    /// second draws exactly what the first did (nothing of the first's
+    /// records or counts is left over).
+    HostTwice,
 }
 
 /// The CPU rasterisation of a frame.
@@ -285,6 +302,10 @@ impl<'d> MeshScene<'d> {
     pub fn draw(&self, frame: &Frame) -> Result<Vec<u32>> {
         let d = &self.dev.device;
         let record = frame.scene.bytes();
+        let indirect = match frame.dispatch {
+            Dispatch::Indirect => indirect_info(self.dev, self.entry, &record)?,
+            _ => 0,
+        };
         let target = &self.target;
         self.dev.submit_once(|cb| {
             target.transition(d, cb, vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
@@ -315,8 +336,23 @@ impl<'d> MeshScene<'d> {
                 let (ox, oy) = frame.view.offset;
                 render::set_view(d, cb, (ox as f32, oy as f32), SIZE, frame.view.scissor);
                 d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, self.graph);
-                let infos = [host_payloads(self.entry, &record, 1, record.len() as u64)];
-                record_host_dispatch(&self.fns, cb, address, self.scratch_size, &infos);
+                match frame.dispatch {
+                    Dispatch::Host | Dispatch::HostTwice => {
+                        let infos = [host_payloads(self.entry, &record, 1, record.len() as u64)];
+                        record_host_dispatch(&self.fns, cb, address, self.scratch_size, &infos);
+                        if frame.dispatch == Dispatch::HostTwice {
+                            record_host_dispatch(&self.fns, cb, address, self.scratch_size, &infos);
+                        }
+                    }
+                    Dispatch::Indirect => {
+                        let info = vk::DispatchGraphCountInfoAMDX {
+                            count: 1,
+                            infos: vk::DeviceOrHostAddressConstAMDX { device_address: indirect },
+                            stride: 24,
+                        };
+                        (self.fns.dispatch_indirect)(cb, address, self.scratch_size, &info);
+                    }
+                }
                 if frame.marker_after {
                     // The application's pipeline and viewport, bound before the dispatch.
                     let mesh = ash::ext::mesh_shader::Device::new(&self.dev.instance.instance, d);
@@ -340,6 +376,21 @@ impl<'d> MeshScene<'d> {
         })?;
         Ok(self.readback.read_u32((SIZE * SIZE) as usize)?)
     }
+}
+
+/// Device address of a `VkDispatchGraphInfoAMDX` of one `record` for
+/// `node`, both in device memory (the device owns the buffers).
+fn indirect_info(dev: &TestDevice<'_>, node: u32, record: &[u8]) -> Result<vk::DeviceAddress> {
+    let usage = vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+    let payload = dev.create_host_buffer(record.len() as u64, usage)?;
+    payload.write_bytes(0, record)?;
+    let at = payload.address.unwrap_or(0);
+    let stride = record.len() as u64;
+    // { nodeIndex, payloadCount, payloads, payloadStride }
+    let words = [node, 1, at as u32, (at >> 32) as u32, stride as u32, (stride >> 32) as u32];
+    let info = dev.create_host_buffer(24, usage)?;
+    info.write_u32(&words)?;
+    Ok(info.address.unwrap_or(0))
 }
 
 impl Drop for MeshScene<'_> {

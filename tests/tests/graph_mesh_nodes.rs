@@ -8,13 +8,17 @@
 //! dispatch apply; what the application drew before the dispatch survives
 //! the layer's suspension of the instance, and its graphics pipeline,
 //! viewport and scissor are bound again afterwards; the same inside a
-//! render pass object of one subpass. Where the driver has no
+//! render pass object of one subpass; dispatched indirectly, and twice on
+//! one scratch initialisation (the mesh nodes are drawn once, after the
+//! last level: their records pinned across levels). Where the driver has no
 //! mesh shaders (Mesa 22.3) the layer offers no mesh nodes and refuses one
 //! cleanly.
 
 use ash::vk;
 use conformance_tests::graph::{TestGraph, HELLO_CHAIN_STAGES};
-use conformance_tests::mesh::{expected, mesh_device, mesh_enqueue_offered, Frame, MeshScene, Scene, View, SIZE};
+use conformance_tests::mesh::{
+    expected, mesh_device, mesh_enqueue_offered, Dispatch, Frame, MeshScene, Scene, View, SIZE,
+};
 use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 
@@ -54,8 +58,14 @@ fn draws(frames: &[Frame], render_pass_object: bool) {
 
 #[test]
 fn compute_levels_expand_records_into_mesh_node_draws() {
-    let frame =
-        |scene| Frame { scene, view: View::default(), background: 0xBEEF, early_clear: 0xC1EA2, marker_after: false };
+    let frame = |scene| Frame {
+        scene,
+        view: View::default(),
+        background: 0xBEEF,
+        early_clear: 0xC1EA2,
+        marker_after: false,
+        dispatch: Dispatch::Host,
+    };
     draws(
         &[
             frame(Scene { tiles_x: 6, tiles_y: 5, grid: 1 }),
@@ -64,6 +74,22 @@ fn compute_levels_expand_records_into_mesh_node_draws() {
         ],
         false,
     );
+}
+
+/// The same scene dispatched indirectly (level 0 built on the GPU), and
+/// twice in a row on scratch initialised once: the mesh nodes, drawn once
+/// after the last level, draw exactly the scene each time.
+#[test]
+fn mesh_nodes_drawn_after_the_levels_of_every_dispatch() {
+    let frame = |dispatch| Frame {
+        scene: Scene { tiles_x: 7, tiles_y: 6, grid: 2 },
+        view: View::default(),
+        background: 0xBEEF,
+        early_clear: 0xC1EA2,
+        marker_after: false,
+        dispatch,
+    };
+    draws(&[frame(Dispatch::Indirect), frame(Dispatch::HostTwice)], false);
 }
 
 #[test]
@@ -78,6 +104,7 @@ fn viewport_scissor_and_graphics_state_are_the_applications() {
                 background: 7,
                 early_clear: 9,
                 marker_after: true,
+                dispatch: Dispatch::Host,
             },
             Frame {
                 scene: Scene { tiles_x: 8, tiles_y: 7, grid: 2 },
@@ -85,6 +112,7 @@ fn viewport_scissor_and_graphics_state_are_the_applications() {
                 background: 0,
                 early_clear: 1,
                 marker_after: true,
+                dispatch: Dispatch::Host,
             },
         ],
         false,
@@ -105,6 +133,7 @@ fn render_pass_objects_are_suspended_and_resumed_too() {
             background: 3,
             early_clear: 5,
             marker_after: true,
+            dispatch: Dispatch::Host,
         }],
         true,
     );
@@ -128,6 +157,7 @@ fn a_render_pass_of_two_subpasses_is_not_suspended() {
             background: 1,
             early_clear: 2,
             marker_after: false,
+            dispatch: Dispatch::Host,
         };
         assert_eq!(first_difference(&scene.draw(&frame).expect("draw"), &expected(&frame)), None);
     }

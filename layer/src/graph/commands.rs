@@ -26,7 +26,8 @@ pub(super) struct Recorder<'a> {
     pub profile: Option<&'a Recording>,
     /// The dispatch draws mesh nodes between its compute levels: its
     /// barriers also order the mesh draws and their attachments (see
-    /// [`Self::compute_barrier`]).
+    /// [`Self::compute_barrier`]). Not when they are drawn once, after the
+    /// levels.
     pub draws: bool,
 }
 
@@ -115,12 +116,34 @@ impl Recorder<'_> {
     /// read), and one part of the rendering instance's attachment writes
     /// before the next part's loads.
     pub(super) fn compute_barrier(&self) {
-        if !self.draws {
+        self.barrier_for(self.draws, false);
+    }
+
+    /// The barrier after a dispatch's last level, as a profiled pass: the
+    /// level's [`Self::compute_barrier`], ordering mesh draws after it too
+    /// when `draws` (a graph whose mesh nodes are drawn once, after the
+    /// levels), and the finishers' status words before the host's reads
+    /// when `host` (one barrier where two would cost twice).
+    pub(super) fn last_level_barrier(&self, level: usize, draws: bool, host: bool) {
+        self.pass(|| Pass::new("barrier", Some(level)), || self.barrier_for(self.draws || draws, host));
+    }
+
+    /// The barrier after compute work, for mesh draws too when `draws`,
+    /// and for host reads when `host`.
+    fn barrier_for(&self, draws: bool, host: bool) {
+        let (host_stage, host_read) = match host {
+            true => (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+            false => (vk::PipelineStageFlags::empty(), vk::AccessFlags::empty()),
+        };
+        if !draws {
             self.barrier(
                 vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::AccessFlags::SHADER_WRITE,
-                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
-                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | host_stage,
+                vk::AccessFlags::SHADER_READ
+                    | vk::AccessFlags::SHADER_WRITE
+                    | vk::AccessFlags::INDIRECT_COMMAND_READ
+                    | host_read,
             );
             return;
         }
@@ -135,14 +158,15 @@ impl Recorder<'_> {
             vk::AccessFlags::SHADER_WRITE
                 | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
                 | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
-            shaders | attachments | vk::PipelineStageFlags::DRAW_INDIRECT,
+            shaders | attachments | vk::PipelineStageFlags::DRAW_INDIRECT | host_stage,
             vk::AccessFlags::SHADER_READ
                 | vk::AccessFlags::SHADER_WRITE
                 | vk::AccessFlags::INDIRECT_COMMAND_READ
                 | vk::AccessFlags::COLOR_ATTACHMENT_READ
                 | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
                 | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
-                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE
+                | host_read,
         );
     }
 

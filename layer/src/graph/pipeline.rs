@@ -16,7 +16,7 @@ use crate::amdx;
 use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 use meta_shaders::NodeSchedule;
-use spirv_lowering::abi::FrameGeometry;
+use spirv_lowering::abi::{FrameGeometry, SCHEDULE_FLAG_PINNED};
 use spirv_lowering::{LaunchMode, LowerOptions};
 use std::sync::Arc;
 
@@ -83,9 +83,30 @@ fn schedule(
     s
 }
 
+/// Whether `graph`'s mesh nodes can be drawn once, after the last level
+/// (`abi`'s "Mesh nodes drawn once"): no mesh node shares input, and no
+/// output mixes mesh and compute targets (an output's targets share how
+/// records are placed).
+fn mesh_drawn_once(stages: &[NodeStage], graph: &Graph) -> bool {
+    let mesh = |slot: usize| stages.get(slot).is_some_and(|s| s.mesh.is_some());
+    let mesh_nodes_fit = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|&(slot, _)| mesh(slot))
+        .all(|(_, node)| node.shares_with.is_none() && node.sharers.is_empty());
+    let outputs_unmixed = graph.nodes.iter().flat_map(|n| &n.outputs).all(|out| {
+        let mut targets = out.slots.iter().filter(|&&t| t != spirv_lowering::abi::NO_NODE).map(|&t| mesh(t as usize));
+        let first = targets.next();
+        targets.all(|m| Some(m) == first)
+    });
+    (0..graph.nodes.len()).any(mesh) && mesh_nodes_fit && outputs_unmixed
+}
+
 /// Every node's schedule, known before any is lowered (the level finishers
 /// are lowered with them): from the node's analysis, or its mesh library's.
 fn node_schedules(stages: &[NodeStage], graph: &Graph, fixed: &FixedLayout) -> Vec<NodeSchedule> {
+    let drawn_once = mesh_drawn_once(stages, graph);
     stages
         .iter()
         .zip(&graph.nodes)
@@ -102,6 +123,9 @@ fn node_schedules(stages: &[NodeStage], graph: &Graph, fixed: &FixedLayout) -> V
             s.share_base = node.shares_with.map_or(0, |base| base as u32 + 1);
             if stage.mesh.is_some() {
                 s.flags |= spirv_lowering::abi::SCHEDULE_FLAG_MESH;
+                if drawn_once {
+                    s.flags |= SCHEDULE_FLAG_PINNED;
+                }
             }
             if node.decl.info.is_api_entry {
                 s.flags |= meta_shaders::SCHEDULE_FLAG_API_ENTRY;
@@ -328,6 +352,12 @@ impl GraphPipeline {
     /// The graph has mesh nodes (it must be dispatched inside dynamic rendering).
     pub fn has_mesh_nodes(&self) -> bool {
         self.nodes.iter().any(|n| n.mesh.is_some())
+    }
+
+    /// The graph's mesh nodes are drawn once, after the last level (see
+    /// `mesh_drawn_once`).
+    pub fn mesh_drawn_once(&self) -> bool {
+        self.schedules.iter().any(|s| s.flags & SCHEDULE_FLAG_PINNED != 0)
     }
 
     /// Destroys every driver object of the graph (the handle included).

@@ -21,15 +21,19 @@
 //!
 //! A graph with mesh nodes is dispatched inside a render pass instance
 //! (dynamic rendering, or a render pass object of one subpass), where no
-//! compute work may run. The layer ends the
-//! application's instance before step 1; at each level with mesh nodes it
-//! draws them (`vkCmdDrawMeshTasksIndirectEXT` on their `NodeDispatch`)
-//! in a part of the instance it begins and ends with `LOAD`/`STORE`,
-//! before the level's compute dispatches (mesh nodes read their records
-//! where that level's nodes do, and the next level overwrites them); after
-//! the last level it begins the part the application goes on recording in,
-//! with its own store operations and resolves, and binds its graphics
-//! state again.
+//! compute work may run. The layer ends the application's instance before
+//! step 1 and, after the last level, begins the part the application goes
+//! on recording in, with its own store operations and resolves, and binds
+//! its graphics state again. Where the graph allows it (`spirv_lowering::
+//! abi`, "Mesh nodes drawn once") the mesh nodes are drawn once, in that
+//! last part (`vkCmdDrawMeshTasksIndirectEXT` on their pinned
+//! `NodeDispatch`; a host dispatch's level-0 mesh records directly): one
+//! suspension, and the levels' barriers are compute barriers. Otherwise,
+//! and for an indirect dispatch's level 0 (its entries may be mesh nodes),
+//! each level with mesh nodes draws them in a part of the instance the
+//! layer begins and ends with `LOAD`/`STORE`, before the level's compute
+//! dispatches (mesh nodes read their records where that level's nodes do,
+//! and the next level overwrites them).
 
 use super::commands::{restore_compute_state, restore_graphics_state, Recorder};
 use super::entry::{host_level, HostLevel};
@@ -224,14 +228,25 @@ impl Dispatch<'_> {
     /// Level `d`'s mesh nodes `slots`, drawn in a part of the application's
     /// rendering instance.
     fn draw_mesh_nodes(&self, d: usize, slots: &[usize]) {
-        let (r, graph) = (&self.r, self.graph);
         let Some(rendering) = self.rendering else { return };
         // The barrier before (the previous level's, or the inputs') orders
         // the records and arguments before the draws (see `compute_barrier`).
-        r.begin_part(rendering, false);
-        for &slot in slots {
+        self.r.begin_part(rendering, false);
+        let draws: Vec<(usize, usize, Launch)> =
+            slots.iter().filter_map(|&slot| Some((d, slot, self.launch(d, slot)?))).collect();
+        self.mesh_draws(&draws);
+        // The level's barrier, after its compute dispatches, orders the
+        // draws before the next level (see `compute_barrier`).
+        self.r.end_part(rendering);
+    }
+
+    /// Draws mesh nodes, each `(level, slot, launch)`, inside a part of the
+    /// application's rendering instance.
+    fn mesh_draws(&self, draws: &[(usize, usize, Launch)]) {
+        let (r, graph) = (&self.r, self.graph);
+        for &(d, slot, launch) in draws {
             let node = &graph.nodes[slot];
-            let (Some(mesh), Some(launch)) = (&node.mesh, self.launch(d, slot)) else { continue };
+            let Some(mesh) = &node.mesh else { continue };
             let pass = || Pass { kind: "mesh", level: Some(d as u32), node: Some((node.name.clone(), node.index)) };
             r.label(
                 || format!("mesh node \"{}\" [{}]", node.name, node.index),
@@ -250,9 +265,29 @@ impl Dispatch<'_> {
                 },
             );
         }
-        // The level's barrier, after its compute dispatches, orders the
-        // draws before the next level (see `compute_barrier`).
-        r.end_part(rendering);
+    }
+
+    /// With mesh nodes drawn once (see `abi`'s "Mesh nodes drawn once"),
+    /// the draws after the last level: a host dispatch's level-0 records of
+    /// mesh nodes, then each mesh node's pinned records of the later levels
+    /// (its parity-1 `NodeDispatch`).
+    fn draws_after_levels(&self, levels: &[BTreeSet<usize>]) -> Vec<(usize, usize, Launch)> {
+        let mesh = |slot: &usize| self.graph.nodes[*slot].mesh.is_some();
+        let mut draws = Vec::new();
+        if let Some(first) = levels.first().filter(|_| self.host.is_some()) {
+            draws.extend(first.iter().filter(|s| mesh(s)).filter_map(|&slot| Some((0, slot, self.launch(0, slot)?))));
+        }
+        let pinned: BTreeSet<usize> = levels.iter().skip(1).flatten().copied().filter(|s| mesh(s)).collect();
+        let after = levels.len();
+        draws.extend(pinned.into_iter().map(|slot| (after, slot, Launch::Indirect(self.dispatch_offset(1, slot)))));
+        draws
+    }
+
+    /// Whether level `d`'s mesh nodes are drawn at that level: always,
+    /// unless they are drawn once after the levels (then only an indirect
+    /// dispatch's level 0, whose records the entry passes did not pin).
+    fn draws_at_level(&self, d: usize) -> bool {
+        !self.graph.mesh_drawn_once() || (d == 0 && self.host.is_none())
     }
 
     /// Level `d`'s compute nodes `slots`, one dispatch each. The
@@ -297,17 +332,22 @@ impl Dispatch<'_> {
                 || {
                     let (drawn, launched): (Vec<usize>, Vec<usize>) =
                         level.iter().partition(|&&slot| graph.nodes[slot].mesh.is_some());
-                    if !drawn.is_empty() {
+                    if !drawn.is_empty() && self.draws_at_level(d) {
                         self.draw_mesh_nodes(d, &drawn);
                     }
                     self.launch_nodes(d, &launched);
-                    r.level_barrier(Some(d));
+                    if d + 1 == levels.len() {
+                        r.last_level_barrier(d, graph.mesh_drawn_once(), self.status.is_some());
+                    } else {
+                        r.level_barrier(Some(d));
+                    }
                     self.copy_counts(Some(d), levels.get(d + 1).map(|l| (d + 1, l)));
                 },
             );
         }
-        if self.status.is_some() {
-            // The finishers' status words, written by shaders into host memory.
+        if levels.is_empty() && self.status.is_some() {
+            // No last level's barrier carries the host's reads: the entry
+            // passes' status words.
             r.barrier(
                 vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::AccessFlags::SHADER_WRITE,
@@ -318,6 +358,10 @@ impl Dispatch<'_> {
         restore_compute_state(r, self.cb_state);
         if let Some(rendering) = self.rendering {
             r.begin_part(rendering, true);
+            if graph.mesh_drawn_once() {
+                // In the part the application goes on in: one suspension.
+                self.mesh_draws(&self.draws_after_levels(levels));
+            }
             restore_graphics_state(r, self.cb_state);
         }
     }
@@ -417,7 +461,11 @@ impl<'a> DispatchArgs<'a> {
         let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
         let dynamic = layout_for(graph, &target)?;
         let rendering = cb_state.open_pass().filter(|_| graph.has_mesh_nodes());
-        let r = Recorder { device, cb, target, profile, draws: rendering.is_some() };
+        // Mesh nodes drawn once are drawn after the levels' barriers (but
+        // an indirect dispatch's level 0 draws at once: its entries may be
+        // mesh nodes).
+        let drawn_once = graph.mesh_drawn_once() && host.is_some();
+        let r = Recorder { device, cb, target, profile, draws: rendering.is_some() && !drawn_once };
         let stats = self.statistics(levels);
         Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering, host, bound: Cell::new(None) })
     }

@@ -190,6 +190,10 @@ impl FixedLayout {
                 .get(t as usize)
                 .is_some_and(|n| matches!(n.decl.info.launch, LaunchMode::BroadcastDynamic { .. }))
         };
+        // Outputs never mix pinned and other targets (see `pipeline`).
+        let pinned = |t: u32| {
+            schedules.get(t as usize).is_some_and(|s| s.flags & spirv_lowering::abi::SCHEDULE_FLAG_PINNED != 0)
+        };
         let node = graph.nodes.get(slot);
         let outputs = node.map(|n| n.outputs.as_slice()).unwrap_or_default();
         let first = self.first_link.get(slot).copied().unwrap_or(0) as usize;
@@ -212,7 +216,8 @@ impl FixedLayout {
                             - self.context,
                         slots: out.slots.clone(),
                         geometry: targets.clone().next().map_or(FrameGeometry::default(), |&t| geometry(t as usize)),
-                        dynamic: targets.any(|&t| dynamic(t)),
+                        dynamic: targets.clone().any(|&t| dynamic(t)),
+                        pinned: targets.any(|&t| pinned(t)),
                     }
                 })
                 .collect(),
@@ -315,6 +320,8 @@ impl FixedLayout {
             done_groups: base + self.done_groups,
             entry_counts: base + self.entry_counts,
             claimed: [0, 0],
+            pinned: 0,
+            _reserved: 0,
         }
     }
 }
@@ -380,7 +387,7 @@ pub fn schedule_words(s: &NodeSchedule) -> [u32; 12] {
 }
 
 /// The words of a `GraphContext`.
-pub fn context_words(c: &GraphContext) -> [u32; 40] {
+pub fn context_words(c: &GraphContext) -> [u32; 42] {
     let lo = |v: u64| v as u32;
     let hi = |v: u64| (v >> 32) as u32;
     [
@@ -424,6 +431,8 @@ pub fn context_words(c: &GraphContext) -> [u32; 40] {
         hi(c.entry_counts),
         c.claimed[0],
         c.claimed[1],
+        c.pinned,
+        c._reserved,
     ]
 }
 

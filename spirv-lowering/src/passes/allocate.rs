@@ -90,8 +90,8 @@ fn allocate(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, ranks: Ranks) -> W
             let index = array_index(ir, cx, &mut b, k, nidx);
             take_ranks_workgroup(ir, cx, h, &mut b, &push, k, [lk.slot, index, c])
         }
-        Ranks::Subgroup => take_ranks_subgroup(ir, cx, h, &mut b, &push, lk.slot, c),
-        Ranks::Single => take_ranks_single(ir, cx, &mut b, &push, lk.slot, c),
+        Ranks::Subgroup => take_ranks_subgroup(ir, cx, h, &mut b, &push, k, [lk.slot, c]),
+        Ranks::Single => take_ranks_single(ir, cx, &mut b, &push, k, [lk.slot, c]),
     };
     let sink = cx.vars.ctx.sink(ir, &a, &mut b);
     let addr = b.local(ir, a.u64, sink);
@@ -196,23 +196,33 @@ pub(super) fn raise(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, bits: Word
     b.end_if(m);
 }
 
-/// The rank counter of `slot` at this level.
-fn rank_counter(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, slot: Word) -> Word {
+/// The rank counter of output `k`'s target `slot` at this level (of
+/// parity 0 at every level for pinned targets, see `abi`).
+fn rank_counter(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, k: usize, slot: Word) -> Word {
     let a = cx.abi;
-    let known = cx.opts.tables.as_ref().map(|t| t.rank_counts);
-    let counts = runtime::parity_table_or_field(ir, &a, b, push, known, f::C_RANK_COUNTS, false);
+    let counts = match cx.opts.tables.as_ref() {
+        Some(t) if node_ops::pinned(cx, k) => {
+            let ctx = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
+            let offset = ir.c_u64(t.rank_counts[0]);
+            b.bin(ir, Op::IAdd, a.u64, ctx, offset)
+        }
+        known => {
+            let known = known.map(|t| t.rank_counts);
+            runtime::parity_table_or_field(ir, &a, b, push, known, f::C_RANK_COUNTS, false)
+        }
+    };
     runtime::counter(ir, &a, b, counts, slot, false)
 }
 
 /// Step 2, each invocation on its own: the first rank of `c` records for
 /// `slot` (garbage when `c` is 0).
-fn take_ranks_single(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, slot: Word, c: Word) -> Word {
+fn take_ranks_single(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, k: usize, [slot, c]: [Word; 2]) -> Word {
     let a = cx.abi;
     let zero = ir.c_u32(0);
     let takes = b.bin(ir, Op::UGreaterThan, a.bool_, c, zero);
     let rank = b.local(ir, a.u32, zero);
     let m = b.begin_if(ir, takes);
-    let cp = rank_counter(ir, cx, b, push, slot);
+    let cp = rank_counter(ir, cx, b, push, k, slot);
     let r = b.atomic(ir, Op::AtomicIAdd, a.u32, cp, c);
     b.store_plain(rank, r);
     b.end_if(m);
@@ -283,7 +293,7 @@ fn take_ranks_workgroup(
     let m = b.begin_if(ir, leads);
     let p = b.op(ir, Op::AccessChain, pw, vec![id(counts), id(index)]);
     let total = b.op(ir, Op::Load, u, vec![id(p)]);
-    let cp = rank_counter(ir, cx, b, push, slot);
+    let cp = rank_counter(ir, cx, b, push, k, slot);
     let base = b.atomic(ir, Op::AtomicIAdd, u, cp, total);
     let bp = b.op(ir, Op::AccessChain, pw, vec![id(bases), id(index)]);
     b.store_plain(bp, base);
@@ -321,7 +331,15 @@ fn histogram(ir: &mut Ir, cx: &Ctx, h: &mut Helpers) -> (Word, Word) {
 
 /// Step 2 within a subgroup: the first rank of `c` records for `slot`
 /// (garbage when `c` is 0).
-fn take_ranks_subgroup(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, b: &mut Body, push: &Push, slot: Word, c: Word) -> Word {
+fn take_ranks_subgroup(
+    ir: &mut Ir,
+    cx: &Ctx,
+    h: &mut Helpers,
+    b: &mut Body,
+    push: &Push,
+    k: usize,
+    [slot, c]: [Word; 2],
+) -> Word {
     let a = cx.abi;
     let zero = ir.c_u32(0);
     let takes = b.bin(ir, Op::UGreaterThan, a.bool_, c, zero);
@@ -331,7 +349,7 @@ fn take_ranks_subgroup(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, b: &mut Body, pus
     // leader's result.
     let base = b.local(ir, a.u32, zero);
     let m = b.begin_if(ir, s.leader);
-    let cp = rank_counter(ir, cx, b, push, slot);
+    let cp = rank_counter(ir, cx, b, push, k, slot);
     let r = b.atomic(ir, Op::AtomicIAdd, a.u32, cp, s.total);
     b.store_plain(base, r);
     b.end_if(m);
@@ -439,16 +457,23 @@ fn place(
     let j = b.bin(ir, Op::UMod, u, rank, g.per_frame);
     let (low, fits) = pool.key_low(ir, &a, b, lk.slot, fk);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
-    let tag = cx.vars.ctx.tag(ir, &a, b);
-    let one = ir.c_u32(1);
-    let wtag = b.bin(ir, Op::IAdd, u, tag, one);
+    let pin = cx.vars.ctx.pin(ir, &a, b);
+    // Records of this level are read at the next (tag + 1); pinned ones
+    // after the last (see `abi`).
+    let wtag = if node_ops::pinned(cx, k) {
+        pin
+    } else {
+        let tag = cx.vars.ctx.tag(ir, &a, b);
+        let one = ir.c_u32(1);
+        b.bin(ir, Op::IAdd, u, tag, one)
+    };
     let none = ir.c_u32(NO_NODE);
     let frame = b.local(ir, u, none);
     let mf = b.begin_if(ir, fits);
     let claimed = runtime::claimed_counter(ir, &a, b, push);
     let zero = ir.c_u32(0);
     let opens = b.bin(ir, Op::IEqual, a.bool_, j, zero);
-    let got = pool.claim(ir, &a, b, claim, [wtag, low], claimed, opens);
+    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
     b.store_plain(frame, got);
     b.end_if(mf);
     let frame = b.op(ir, Op::Load, u, vec![id(frame)]);

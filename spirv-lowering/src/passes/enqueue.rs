@@ -77,8 +77,9 @@ pub(super) fn output(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
         components: b.load_field(ir, &a, a.s_schedule(), sched, f::SC_GRID_COMPONENTS),
         stride: b.load_field(ir, &a, a.s_schedule(), sched, f::SC_INPUT_STRIDE),
     };
-    let first = number(ir, cx, &mut b, &push, &grid, slot, addr, count);
-    write_entries(ir, cx, h, &mut b, &push, &grid, Entries { slot, addr, count, rank, first });
+    let pinned = node_ops::pinned(cx, k);
+    let first = number(ir, cx, &mut b, (&push, pinned), &grid, slot, addr, count);
+    write_entries(ir, cx, h, &mut b, (&push, pinned), &grid, Entries { slot, addr, count, rank, first });
     b.end_if(md);
     b.end_if(m);
     b.end(inst(Op::Return, None, None, vec![]), None);
@@ -111,7 +112,7 @@ fn number(
     ir: &mut Ir,
     cx: &Ctx,
     b: &mut Body,
-    push: &Push,
+    (push, pinned): (&Push, bool),
     grid: &GridReader,
     slot: Word,
     addr: Word,
@@ -140,7 +141,8 @@ fn number(
     b.store_plain(jv, j1);
     b.end_loop(&lp);
     let total = b.op(ir, Op::Load, u, vec![id(sum)]);
-    let known = cx.opts.tables.as_ref().map(|t| t.grid_counts);
+    // A pinned target counts on at parity 0 from level to level (see `abi`).
+    let known = cx.opts.tables.as_ref().map(|t| if pinned { [t.grid_counts[0]; 2] } else { t.grid_counts });
     let counts = runtime::parity_table_or_field(ir, &a, b, push, known, f::C_GRID_COUNTS, false);
     // The largest grid: whether the finisher can tell that all are equal.
     let mp = runtime::grid_max(ir, &a, b, counts, slot);
@@ -170,14 +172,27 @@ struct Entries {
 
 /// Writes each record's grid entry (first workgroup, rank) in the target's
 /// entry frames (namespace `node_count + slot`).
-fn write_entries(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, b: &mut Body, push: &Push, grid: &GridReader, e: Entries) {
+fn write_entries(
+    ir: &mut Ir,
+    cx: &Ctx,
+    h: &mut Helpers,
+    b: &mut Body,
+    (push, pinned): (&Push, bool),
+    grid: &GridReader,
+    e: Entries,
+) {
     let a = cx.abi;
     let u = a.u32;
     let pool = node_ops::pool(ir, cx, b, push);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
-    let tag = cx.vars.ctx.tag(ir, &a, b);
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
-    let wtag = b.bin(ir, Op::IAdd, u, tag, one);
+    // Entries are read with their records: at the next level, or pinned.
+    let wtag = if pinned {
+        cx.vars.ctx.pin(ir, &a, b)
+    } else {
+        let tag = cx.vars.ctx.tag(ir, &a, b);
+        b.bin(ir, Op::IAdd, u, tag, one)
+    };
     let two = ir.c_u32(2);
     let nodes = b.bin(ir, Op::UDiv, u, pool.namespaces, two);
     let ns = b.bin(ir, Op::IAdd, u, nodes, e.slot);
@@ -224,7 +239,8 @@ fn put_entry(
     let claimed = runtime::claimed_counter(ir, &a, b, push);
     let zero = ir.c_u32(0);
     let opens = b.bin(ir, Op::IEqual, a.bool_, within, zero);
-    let got = pool.claim(ir, &a, b, claim, [wtag, low], claimed, opens);
+    let pin = cx.vars.ctx.pin(ir, &a, b);
+    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
     b.store_plain(frame, got);
     b.end_if(m);
     let frame = b.op(ir, Op::Load, u, vec![id(frame)]);

@@ -251,6 +251,12 @@ pub(super) fn targets<'a>(cx: &'a Ctx, k: usize) -> Option<(&'a GraphTables, &'a
     cx.opts.tables.as_ref().and_then(|t| Some((t, t.outputs.get(k)?)))
 }
 
+/// Whether output `k`'s targets are pinned mesh nodes (known only with the
+/// graph's tables, see `abi`'s "Mesh nodes drawn once").
+pub(super) fn pinned(cx: &Ctx, k: usize) -> bool {
+    targets(cx, k).is_some_and(|(_, t)| t.pinned)
+}
+
 /// Whether a target of output `k` may take its grid from the payload (its
 /// enqueue then has work to do). Unknown without the graph.
 fn may_target_dynamic(cx: &Ctx, k: usize) -> bool {

@@ -7,7 +7,7 @@
 //! its Workgroup array of payload addresses.
 
 use super::Ctx;
-use crate::abi::{NO_NODE, RECORDS_CONTIGUOUS};
+use crate::abi::{NO_NODE, RECORDS_CONTIGUOUS, RECORDS_PINNED};
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
 use crate::runtime::{frame_fn, Geom, Pool, Push};
@@ -90,7 +90,15 @@ impl Source {
             records: b.load_field(ir, &a, a.s_dispatch(), d, f::D_RECORDS),
             starts: b.load_field(ir, &a, a.s_dispatch(), d, f::D_STARTS),
             key,
-            tag: cx.vars.ctx.tag(ir, &a, b),
+            tag: {
+                // Pinned records (a mesh node drawn after the last level)
+                // are keyed with the dispatch's pin (see `abi`).
+                let pinned_mode = ir.c_u32(RECORDS_PINNED);
+                let pinned = b.bin(ir, Op::IEqual, a.bool_, mode, pinned_mode);
+                let drawn = cx.vars.ctx.pin_drawn(ir, &a, b);
+                let tag = cx.vars.ctx.tag(ir, &a, b);
+                b.select(ir, a.u32, pinned, drawn, tag)
+            },
             pool,
             geom,
             sink: cx.vars.ctx.sink(ir, &a, b),

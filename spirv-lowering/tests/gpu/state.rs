@@ -17,7 +17,8 @@ use super::{at, Gpu};
 use spirv_lowering::abi::{
     frame_key, FrameGeometry, GraphContext, NodeDispatch, NodeInfo, NodePush, NodeSchedule, OutputLink,
     COUNTER_STRIDE_BYTES, DONE_GROUPS_BYTES, GRID_MAX_OFFSET_BYTES, NO_NODE, RECORDS_CONTIGUOUS, RECORDS_FRAMED,
-    SCHEDULE_BATCHED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_FRAMELESS, SCHEDULE_FLAG_META, SCHEDULE_STATIC,
+    SCHEDULE_BATCHED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_FRAMELESS, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_META,
+    SCHEDULE_FLAG_PINNED, SCHEDULE_STATIC,
 };
 use spirv_lowering::{GraphTables, LoweredNode, OutputTargets};
 use std::mem::{offset_of, size_of};
@@ -54,6 +55,8 @@ pub struct NodeSpec {
     pub shader_index: u32,
     /// One slot table per output of the node's code, in order.
     pub outputs: Vec<Vec<u32>>,
+    /// A mesh node drawn once after the last level (`SCHEDULE_FLAG_PINNED`).
+    pub pinned: bool,
 }
 
 impl NodeSpec {
@@ -70,6 +73,7 @@ impl NodeSpec {
             max_recursion: 0,
             shader_index: 0,
             outputs: vec![],
+            pinned: false,
         }
     }
 
@@ -90,6 +94,11 @@ impl NodeSpec {
 
     pub fn max_count(self, max_count: u32) -> NodeSpec {
         NodeSpec { max_count, ..self }
+    }
+
+    /// A mesh node drawn once after the last level: its records pinned.
+    pub fn pinned(self) -> NodeSpec {
+        NodeSpec { pinned: true, ..self }
     }
 
     pub fn with_meta(self) -> NodeSpec {
@@ -280,7 +289,9 @@ impl Setup {
     fn schedule(&self, slot: usize) -> NodeSchedule {
         let n = &self.nodes[slot];
         let geom = self.geometry(slot as u32);
-        let flags = if n.meta { SCHEDULE_FLAG_META } else { 0 } | if n.frameless { SCHEDULE_FLAG_FRAMELESS } else { 0 };
+        let flags = if n.meta { SCHEDULE_FLAG_META } else { 0 }
+            | if n.frameless { SCHEDULE_FLAG_FRAMELESS } else { 0 }
+            | if n.pinned { SCHEDULE_FLAG_MESH | SCHEDULE_FLAG_PINNED } else { 0 };
         NodeSchedule {
             mode: n.mode,
             records_per_workgroup: n.per_workgroup,
@@ -387,7 +398,8 @@ impl Setup {
                     table: (slot_table_at(first + k) - at::CTX) as u64,
                     slots: slots.clone(),
                     geometry: targets.clone().next().map_or(FrameGeometry::default(), |s| self.geometry(s as u32)),
-                    dynamic: targets.any(|s| self.nodes[s].mode == SCHEDULE_DYNAMIC),
+                    dynamic: targets.clone().any(|s| self.nodes[s].mode == SCHEDULE_DYNAMIC),
+                    pinned: targets.any(|s| self.nodes[s].pinned),
                 }
             })
             .collect();
@@ -612,6 +624,7 @@ fn put_context(g: &mut Gpu, c: &GraphContext) {
         (offset_of!(GraphContext, homes), c.homes),
         (offset_of!(GraphContext, claimed), c.claimed[0]),
         (offset_of!(GraphContext, claimed) + 4, c.claimed[1]),
+        (offset_of!(GraphContext, pinned), c.pinned),
     ] {
         g.put32(o + f, v);
     }

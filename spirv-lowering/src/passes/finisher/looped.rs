@@ -2,8 +2,10 @@
 //! every node slot, reading each one's `NodeSchedule` from scratch (see the
 //! parent module for the steps).
 
-use super::{close_level, split_groups, status, uniform_grid, zero_launch};
-use crate::abi::{RECORDS_FRAMED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_STATIC};
+use super::{advance_pin, close_level, split_groups, status, uniform_grid, zero_launch};
+use crate::abi::{
+    RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED, SCHEDULE_STATIC,
+};
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
 use crate::passes::Ctx;
@@ -24,6 +26,14 @@ struct Level {
     disp_now: Word,
     disp_next: Word,
     scheds: Word,
+    /// Parity 0's rank counters and parity 1's `NodeDispatch`es: a pinned
+    /// node's at every level (see `abi`'s "Mesh nodes drawn once"); the
+    /// next parity's `NodeDispatch`es' address (a pointer cannot be
+    /// selected).
+    ranks0: Word,
+    grids0: Word,
+    disp1: Word,
+    disp_next_addr: Word,
 }
 
 pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_size: u32) {
@@ -46,6 +56,11 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     let grids_now = table(ir, b, t.map(|t| t.grid_counts), f::C_GRID_COUNTS, false);
     let disp_now = table(ir, b, t.map(|t| t.dispatches), f::C_DISPATCHES, false);
     let disp_next = table(ir, b, t.map(|t| t.dispatches), f::C_DISPATCHES, true);
+    let even = ir.c_bool(false);
+    let even = Push { odd: even, ..*push };
+    let ranks0 = parity_table_or_field(ir, &a, b, &even, t.map(|t| t.rank_counts), f::C_RANK_COUNTS, false);
+    let grids0 = parity_table_or_field(ir, &a, b, &even, t.map(|t| t.grid_counts), f::C_GRID_COUNTS, false);
+    let disp1 = parity_table_or_field(ir, &a, b, &even, t.map(|t| t.dispatches), f::C_DISPATCHES, true);
     let sched_addr = b.load_field(ir, &a, a.s_ctx(), ctx, f::C_SCHEDULES);
     let lv = Level {
         lidx,
@@ -56,6 +71,10 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
         disp_now: b.addr_ptr(ir, a.p_dispatch, disp_now),
         disp_next: b.addr_ptr(ir, a.p_dispatch, disp_next),
         scheds: b.addr_ptr(ir, a.p_schedule, sched_addr),
+        ranks0,
+        grids0,
+        disp1,
+        disp_next_addr: disp_next,
     };
     let (status, fatal) = status(ir, cx, b, push);
     let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
@@ -69,10 +88,28 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     let none = b.bin(ir, Op::IEqual, a.bool_, launched, zero);
     let m = b.begin_if(ir, none);
     for_each_slot(ir, cx, b, &lv, |ir, b, n| {
+        let pinned = pinned(ir, cx, b, &lv, n);
+        let other = b.op(ir, Op::LogicalNot, a.bool_, vec![id(pinned)]);
+        let mo = b.begin_if(ir, other);
         let dp = b.elem(ir, a.p_dispatch, lv.disp_now, n);
         zero_launch(ir, cx, b, dp);
+        b.end_if(mo);
     });
+    let m0 = b.begin_if(ir, l0);
+    advance_pin(ir, cx, b, push);
+    b.end_if(m0);
     b.end_if(m);
+}
+
+/// Whether slot `n` is a pinned node (`SCHEDULE_FLAG_PINNED`).
+fn pinned(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word) -> Word {
+    let a = cx.abi;
+    let sp = b.elem(ir, a.p_schedule, lv.scheds, n);
+    let flags = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_FLAGS);
+    let bit = ir.c_u32(SCHEDULE_FLAG_PINNED);
+    let set = b.bin(ir, Op::BitwiseAnd, a.u32, flags, bit);
+    let zero = ir.c_u32(0);
+    b.bin(ir, Op::INotEqual, a.bool_, set, zero)
 }
 
 /// Runs `body(slot)` for every node slot, the invocations striding over them.
@@ -100,11 +137,17 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let shares = b.bin(ir, Op::INotEqual, a.bool_, share, zero);
     let base = b.bin(ir, Op::ISub, u, share, one);
     let src = b.select(ir, u, shares, base, n);
-    let rp = runtime::counter(ir, &a, b, lv.ranks_now, src, false);
+    let flags = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_FLAGS);
+    let pin_bit = ir.c_u32(SCHEDULE_FLAG_PINNED);
+    let pinned = b.bin(ir, Op::BitwiseAnd, u, flags, pin_bit);
+    let pinned = b.bin(ir, Op::INotEqual, a.bool_, pinned, zero);
+    let ranks = b.select(ir, a.u64, pinned, lv.ranks0, lv.ranks_now);
+    let rp = runtime::counter(ir, &a, b, ranks, src, false);
     let records = b.load(ir, u, rp, 4);
-    let gp = runtime::counter(ir, &a, b, lv.grids_now, src, true);
+    let grids = b.select(ir, a.u64, pinned, lv.grids0, lv.grids_now);
+    let gp = runtime::counter(ir, &a, b, grids, src, true);
     let grid = b.load(ir, a.u64, gp, 8);
-    let mp = runtime::grid_max(ir, &a, b, lv.grids_now, src);
+    let mp = runtime::grid_max(ir, &a, b, grids, src);
     let largest = b.load(ir, u, mp, 4);
     let uniform = uniform_grid(ir, cx, b, grid, largest);
     let c32 = ir.c_u32(32);
@@ -129,8 +172,12 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let groups = b.select(ir, u, fatal, zero, groups);
     let records = b.select(ir, u, fatal, zero, records);
     let (split, launched) = split_groups(ir, cx, b, groups);
-    let dp = b.elem(ir, a.p_dispatch, lv.disp_next, n);
-    let framed = ir.c_u32(RECORDS_FRAMED);
+    // A pinned node's dispatch: drawn after the last level, from parity 1's table.
+    let table = b.select(ir, a.u64, pinned, lv.disp1, lv.disp_next_addr);
+    let table = b.addr_ptr(ir, a.p_dispatch, table);
+    let dp = b.elem(ir, a.p_dispatch, table, n);
+    let (framed, pinned_mode) = (ir.c_u32(RECORDS_FRAMED), ir.c_u32(RECORDS_PINNED));
+    let framed = b.select(ir, u, pinned, pinned_mode, framed);
     let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
     b.store(ip, split, 4);
     for (field, v) in [
@@ -148,7 +195,6 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let gp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STARTS);
     b.store(gp, uniform, 8);
     // Mesh nodes are drawn, not launched: their workgroups never count done.
-    let flags = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_FLAGS);
     let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
     let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
     let mesh = b.bin(ir, Op::INotEqual, a.bool_, mesh, zero);
@@ -162,18 +208,27 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
 }
 
 /// Step 3 for slot `n`: its counters of this level back to zero (every slot
-/// has been read by now, sharers' bases included), the next level's total
-/// workgroups into its next `NodeDispatch`.
+/// has been read by now, sharers' bases included; a pinned node's only
+/// when nothing comes next), the next level's total workgroups into its
+/// next `NodeDispatch`.
 fn clear_slot(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, launched: Word) {
     let a = cx.abi;
     let zero = ir.c_u32(0);
     let zero64 = ir.c_u64(0);
-    let rp = runtime::counter(ir, &a, b, lv.ranks_now, n, false);
+    let pinned = pinned(ir, cx, b, lv, n);
+    let last = b.bin(ir, Op::IEqual, a.bool_, launched, zero);
+    let ranks = b.select(ir, a.u64, pinned, lv.ranks0, lv.ranks_now);
+    let counted = b.op(ir, Op::LogicalNot, a.bool_, vec![id(pinned)]);
+    let clears = b.bin(ir, Op::LogicalOr, a.bool_, counted, last);
+    let grids = b.select(ir, a.u64, pinned, lv.grids0, lv.grids_now);
+    let mc = b.begin_if(ir, clears);
+    let rp = runtime::counter(ir, &a, b, ranks, n, false);
     b.store(rp, zero, 4);
-    let gp = runtime::counter(ir, &a, b, lv.grids_now, n, true);
+    let gp = runtime::counter(ir, &a, b, grids, n, true);
     b.store(gp, zero64, 8);
-    let mp = runtime::grid_max(ir, &a, b, lv.grids_now, n);
+    let mp = runtime::grid_max(ir, &a, b, grids, n);
     b.store(mp, zero, 4);
+    b.end_if(mc);
     let dp = b.elem(ir, a.p_dispatch, lv.disp_next, n);
     let lp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_LEVEL_WORKGROUPS);
     b.store(lp, launched, 4);

@@ -129,7 +129,8 @@ fn close_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, status: Word, w
     let dp = ctx_parity_ptr(ir, &a, b, ctx, f::C_DONE, push.odd, false);
     b.store(dp, zero, 4);
     let tag_p = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_TAG);
-    let tag = b.load(ir, u, tag_p, 4);
+    // The tag loaded at the kernel's start: no load on the way out.
+    let tag = cx.vars.ctx.tag(ir, &a, b);
     let tag1 = b.bin(ir, Op::IAdd, u, tag, one);
     b.store(tag_p, tag1, 4);
     // The host's words start zero (and are cleared when read): a level that
@@ -150,6 +151,17 @@ fn close_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, status: Word, w
         b.store(p, status, 4);
     }
     b.end_if(m);
+}
+
+/// Step 4, once: the dispatch ends, the next one pins its records with
+/// the next `GraphContext::pinned` (see `abi`'s "Mesh nodes drawn once").
+fn advance_pin(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push) {
+    let a = cx.abi;
+    let one = ir.c_u32(1);
+    let p = b.field_ptr(ir, &a, a.s_ctx(), push.ctx, f::C_PINNED);
+    let pinned = b.load(ir, a.u32, p, 4);
+    let next = b.bin(ir, Op::IAdd, a.u32, pinned, one);
+    b.store(p, next, 4);
 }
 
 /// Step 4 for the `NodeDispatch` at `dp`: no workgroups.

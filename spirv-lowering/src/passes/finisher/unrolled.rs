@@ -5,8 +5,11 @@
 //! before the first is used: one round trip to memory instead of the
 //! general form's three dependent ones (context, schedule, counter).
 
-use super::{close_level, split_groups, status, uniform_grid, zero_launch};
-use crate::abi::{NodeSchedule, RECORDS_FRAMED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_STATIC};
+use super::{advance_pin, close_level, split_groups, status, uniform_grid, zero_launch};
+use crate::abi::{
+    NodeSchedule, RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED,
+    SCHEDULE_STATIC,
+};
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
 use crate::passes::Ctx;
@@ -25,6 +28,11 @@ struct Launch {
 impl Launch {
     fn dynamic(&self) -> bool {
         self.schedule.mode == SCHEDULE_DYNAMIC
+    }
+
+    /// A mesh node drawn once after the last level (see `abi`).
+    fn pinned(&self) -> bool {
+        self.schedule.flags & SCHEDULE_FLAG_PINNED != 0
     }
 }
 
@@ -53,7 +61,12 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
     let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
     let ranks = parity_table(ir, &a, b, push.ctx, t.rank_counts, push.odd, false);
     let grids = parity_table(ir, &a, b, push.ctx, t.grid_counts, push.odd, false);
-    let counts = load_counts(ir, cx, b, &launches, ranks, grids);
+    let [ranks0, grids0, disp1] = [t.rank_counts[0], t.grid_counts[0], t.dispatches[1]].map(|offset| {
+        let ctx = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
+        let offset = ir.c_u64(offset);
+        b.bin(ir, Op::IAdd, a.u64, ctx, offset)
+    });
+    let counts = load_counts(ir, cx, b, &launches, [ranks, ranks0], [grids, grids0]);
     let sizes: Vec<(Word, Word, Word, Word)> =
         launches.iter().map(|l| size(ir, cx, b, l, &counts[&l.src], fatal)).collect();
     // Each launch's first number among the next level's workgroups.
@@ -67,12 +80,17 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
     }
     let next = parity_table(ir, &a, b, push.ctx, t.dispatches, push.odd, true);
     let next = b.addr_ptr(ir, a.p_dispatch, next);
+    let drawn_last = b.addr_ptr(ir, a.p_dispatch, disp1);
     for ((l, &(split, groups, records, _)), &first) in launches.iter().zip(&sizes).zip(&firsts) {
         let slot = ir.c_u32(l.slot);
-        let dp = b.elem(ir, a.p_dispatch, next, slot);
+        // A pinned node's dispatch: drawn after the last level, from
+        // parity 1's table.
+        let table = if l.pinned() { drawn_last } else { next };
+        let dp = b.elem(ir, a.p_dispatch, table, slot);
         let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
         b.store(ip, split, 4);
-        let (framed, src) = (ir.c_u32(RECORDS_FRAMED), ir.c_u32(l.src));
+        let mode = if l.pinned() { RECORDS_PINNED } else { RECORDS_FRAMED };
+        let (framed, src) = (ir.c_u32(mode), ir.c_u32(l.src));
         for (field, v) in [
             (f::D_WORKGROUP_COUNT, groups),
             (f::D_RECORD_COUNT, records),
@@ -91,29 +109,33 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
         let gp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STARTS);
         b.store(gp, uniform, 8);
     }
-    clear_counts(ir, cx, b, &launches, ranks, grids);
+    clear_counts(ir, cx, b, launches.iter().filter(|l| !l.pinned()), ranks, grids);
     close_level(ir, cx, b, push, status, words);
     let none = b.bin(ir, Op::IEqual, a.bool_, total, zero);
     let mn = b.begin_if(ir, none);
     let now = parity_table(ir, &a, b, push.ctx, t.dispatches, push.odd, false);
     let now = b.addr_ptr(ir, a.p_dispatch, now);
-    for l in &launches {
+    for l in launches.iter().filter(|l| !l.pinned()) {
         let slot = ir.c_u32(l.slot);
         let dp = b.elem(ir, a.p_dispatch, now, slot);
         zero_launch(ir, cx, b, dp);
     }
+    // The dispatch ends: pinned counts start again, and so does the pin.
+    clear_counts(ir, cx, b, launches.iter().filter(|l| l.pinned()), ranks0, grids0);
+    advance_pin(ir, cx, b, push);
     b.end_if(mn);
     b.end_if(m);
 }
 
-/// Step 2's loads: every source slot's counters, all issued together.
+/// Step 2's loads: every source slot's counters, all issued together (a
+/// pinned node's from the parity-0 counters `ranks0` and `grids0`).
 fn load_counts(
     ir: &mut Ir,
     cx: &Ctx,
     b: &mut Body,
     launches: &[Launch],
-    ranks: Word,
-    grids: Word,
+    [ranks, ranks0]: [Word; 2],
+    [grids, grids0]: [Word; 2],
 ) -> std::collections::BTreeMap<u32, Counts> {
     let a = cx.abi;
     let mut counts = std::collections::BTreeMap::new();
@@ -122,9 +144,10 @@ fn load_counts(
             continue;
         }
         let src = ir.c_u32(l.src);
-        let rp = runtime::counter(ir, &a, b, ranks, src, false);
+        let rp = runtime::counter(ir, &a, b, if l.pinned() { ranks0 } else { ranks }, src, false);
         let records = b.load(ir, a.u32, rp, 4);
         let grid = launches.iter().any(|m| m.src == l.src && m.dynamic()).then(|| {
+            let grids = if l.pinned() { grids0 } else { grids };
             let gp = runtime::counter(ir, &a, b, grids, src, true);
             let grid = b.load(ir, a.u64, gp, 8);
             let mp = runtime::grid_max(ir, &a, b, grids, src);
@@ -168,20 +191,26 @@ fn size(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &Launch, c: &Counts, fatal: Word
     (split, groups, records, launched)
 }
 
-/// Step 3: the counters this level counted in (the launches' sources) back
-/// to zero.
-fn clear_counts(ir: &mut Ir, cx: &Ctx, b: &mut Body, launches: &[Launch], ranks: Word, grids: Word) {
+/// Step 3: the counters `launches` counted in (their sources) back to zero.
+fn clear_counts<'l>(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    launches: impl Iterator<Item = &'l Launch> + Clone,
+    ranks: Word,
+    grids: Word,
+) {
     let a = cx.abi;
     let (zero, zero64) = (ir.c_u32(0), ir.c_u64(0));
     let mut cleared = std::collections::BTreeSet::new();
-    for l in launches {
+    for l in launches.clone() {
         if !cleared.insert(l.src) {
             continue;
         }
         let src = ir.c_u32(l.src);
         let rp = runtime::counter(ir, &a, b, ranks, src, false);
         b.store(rp, zero, 4);
-        if launches.iter().any(|m| m.src == l.src && m.dynamic()) {
+        if launches.clone().any(|m| m.src == l.src && m.dynamic()) {
             let gp = runtime::counter(ir, &a, b, grids, src, true);
             b.store(gp, zero64, 8);
             let mp = runtime::grid_max(ir, &a, b, grids, src);
