@@ -457,32 +457,16 @@ fn place(
     let j = b.bin(ir, Op::UMod, u, rank, g.per_frame);
     let (low, fits) = pool.key_low(ir, &a, b, lk.slot, fk);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
-    let pin = cx.vars.ctx.pin(ir, &a, b);
     // Records of this level are read at the next (tag + 1); pinned ones
     // after the last (see `abi`).
     let wtag = if node_ops::pinned(cx, k) {
-        pin
+        cx.vars.ctx.pin(ir, &a, b)
     } else {
         let tag = cx.vars.ctx.tag(ir, &a, b);
         let one = ir.c_u32(1);
         b.bin(ir, Op::IAdd, u, tag, one)
     };
-    let none = ir.c_u32(NO_NODE);
-    let frame = b.local(ir, u, none);
-    let mf = b.begin_if(ir, fits);
-    let claimed = runtime::claimed_counter(ir, &a, b, push);
-    let zero = ir.c_u32(0);
-    let opens = b.bin(ir, Op::IEqual, a.bool_, j, zero);
-    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
-    b.store_plain(frame, got);
-    b.end_if(mf);
-    let frame = b.op(ir, Op::Load, u, vec![id(frame)]);
-    let ok = b.bin(ir, Op::INotEqual, a.bool_, frame, none);
-    let (lost, range) = (ir.c_u32(STATUS_PAYLOAD_OVERFLOW), ir.c_u32(STATUS_FRAME_RANGE));
-    let why = b.select(ir, u, fits, lost, range);
-    let zero = ir.c_u32(0);
-    let bits = b.select(ir, u, ok, zero, why);
-    raise(ir, cx, b, push, bits);
+    let (frame, ok) = claim_or_raise(ir, cx, b, (&pool, push), claim, [wtag, low, fits, j]);
     let m = b.begin_if(ir, ok);
     let at = b.bin(ir, Op::IMul, u, j, g.stride);
     let first = pool.address(ir, &a, b, frame, at);
@@ -492,6 +476,38 @@ fn place(
     zero_finish_counters(ir, cx, b, k, first, c);
     b.end_if(m);
     b.end_if(ms);
+}
+
+/// The frame keyed (`wtag`, `low`) claimed through `claim` when the key
+/// `fits`, by a caller writing from index `j` of it (0: it opens the
+/// frame); when there is none, the status says why (no free frame, or a
+/// frame number past 32 bits). Returns (the frame, `bool` found).
+pub(super) fn claim_or_raise(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    (pool, push): (&Pool, &Push),
+    claim: Word,
+    [wtag, low, fits, j]: [Word; 4],
+) -> (Word, Word) {
+    let a = cx.abi;
+    let u = a.u32;
+    let (zero, none) = (ir.c_u32(0), ir.c_u32(NO_NODE));
+    let pin = cx.vars.ctx.pin(ir, &a, b);
+    let frame = b.local(ir, u, none);
+    let mf = b.begin_if(ir, fits);
+    let claimed = runtime::claimed_counter(ir, &a, b, push);
+    let opens = b.bin(ir, Op::IEqual, a.bool_, j, zero);
+    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
+    b.store_plain(frame, got);
+    b.end_if(mf);
+    let frame = b.op(ir, Op::Load, u, vec![id(frame)]);
+    let ok = b.bin(ir, Op::INotEqual, a.bool_, frame, none);
+    let (lost, range) = (ir.c_u32(STATUS_PAYLOAD_OVERFLOW), ir.c_u32(STATUS_FRAME_RANGE));
+    let why = b.select(ir, u, fits, lost, range);
+    let bits = b.select(ir, u, ok, zero, why);
+    raise(ir, cx, b, push, bits);
+    (frame, ok)
 }
 
 /// The allocation that holds its frame's last rank (`j + c >= P`) says how

@@ -9,10 +9,10 @@
 //! the target's entry frames. One invocation does it for an allocation of
 //! Workgroup visibility.
 
-use super::allocate::raise;
+use super::allocate::claim_or_raise;
 use super::node_ops::{self, finish_fn, AllocCache, Helpers};
 use super::Ctx;
-use crate::abi::{NO_NODE, SCHEDULE_DYNAMIC, STATUS_FRAME_RANGE, STATUS_PAYLOAD_OVERFLOW};
+use crate::abi::{NO_NODE, SCHEDULE_DYNAMIC};
 use crate::analyze::Visibility;
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
@@ -233,23 +233,7 @@ fn put_entry(
     let fk = b.bin(ir, Op::UDiv, u, n, pool.entries_per_frame);
     let within = b.bin(ir, Op::UMod, u, n, pool.entries_per_frame);
     let (low, fits) = pool.key_low(ir, &a, b, ns, fk);
-    let none = ir.c_u32(NO_NODE);
-    let frame = b.local(ir, u, none);
-    let m = b.begin_if(ir, fits);
-    let claimed = runtime::claimed_counter(ir, &a, b, push);
-    let zero = ir.c_u32(0);
-    let opens = b.bin(ir, Op::IEqual, a.bool_, within, zero);
-    let pin = cx.vars.ctx.pin(ir, &a, b);
-    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
-    b.store_plain(frame, got);
-    b.end_if(m);
-    let frame = b.op(ir, Op::Load, u, vec![id(frame)]);
-    let ok = b.bin(ir, Op::INotEqual, a.bool_, frame, none);
-    let (lost, range) = (ir.c_u32(STATUS_PAYLOAD_OVERFLOW), ir.c_u32(STATUS_FRAME_RANGE));
-    let why = b.select(ir, u, fits, lost, range);
-    let zero = ir.c_u32(0);
-    let bits = b.select(ir, u, ok, zero, why);
-    raise(ir, cx, b, push, bits);
+    let (frame, ok) = claim_or_raise(ir, cx, b, (pool, push), claim, [wtag, low, fits, within]);
     let m = b.begin_if(ir, ok);
     let eight = ir.c_u32(8);
     let off = b.bin(ir, Op::IMul, u, within, eight);

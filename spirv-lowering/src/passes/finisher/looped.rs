@@ -2,7 +2,7 @@
 //! every node slot, reading each one's `NodeSchedule` from scratch (see the
 //! parent module for the steps).
 
-use super::{advance_pin, close_level, split_groups, status, uniform_grid, zero_launch};
+use super::{advance_pin, close_level, split_groups, status, uniform_grid, write_launch, zero_launch, NextLaunch};
 use crate::abi::{
     RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED, SCHEDULE_STATIC,
 };
@@ -177,23 +177,9 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let table = b.addr_ptr(ir, a.p_dispatch, table);
     let dp = b.elem(ir, a.p_dispatch, table, n);
     let (framed, pinned_mode) = (ir.c_u32(RECORDS_FRAMED), ir.c_u32(RECORDS_PINNED));
-    let framed = b.select(ir, u, pinned, pinned_mode, framed);
-    let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
-    b.store(ip, split, 4);
-    for (field, v) in [
-        (f::D_WORKGROUP_COUNT, groups),
-        (f::D_RECORD_COUNT, records),
-        (f::D_MODE, framed),
-        (f::D_KEY_NODE, src),
-        (f::D_STATUS_IN, zero),
-    ] {
-        let p = b.field_ptr(ir, &a, a.s_dispatch(), dp, field);
-        b.store(p, v, 4);
-    }
-    let wp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STATUS);
-    b.store(wp, words, 8);
-    let gp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STARTS);
-    b.store(gp, uniform, 8);
+    let mode = b.select(ir, u, pinned, pinned_mode, framed);
+    let next = NextLaunch { split, groups, records, mode, key: src, words, starts: uniform, numbers: None };
+    write_launch(ir, cx, b, dp, &next);
     // Mesh nodes are drawn, not launched: their workgroups never count done.
     let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
     let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);

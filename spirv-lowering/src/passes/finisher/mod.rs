@@ -99,6 +99,50 @@ fn split_groups(ir: &mut Ir, cx: &Ctx, b: &mut Body, groups: Word) -> (Word, Wor
     (split, b.select(ir, u, small, groups, xy))
 }
 
+/// Step 2's words of one next launch (see `write_launch`).
+struct NextLaunch {
+    /// The `uvec3` of `vkCmdDispatchIndirect` arguments.
+    split: Word,
+    groups: Word,
+    records: Word,
+    /// `RECORDS_FRAMED` or `RECORDS_PINNED`.
+    mode: Word,
+    key: Word,
+    /// The host's status words (`u64` address).
+    words: Word,
+    /// `NodeDispatch::starts` (`u64`).
+    starts: Word,
+    /// Its first number among the next level's workgroups and their total,
+    /// where known by now.
+    numbers: Option<[Word; 2]>,
+}
+
+/// Step 2: writes `l` into the `NodeDispatch` at `dp`.
+fn write_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, dp: Word, l: &NextLaunch) {
+    let a = cx.abi;
+    let zero = ir.c_u32(0);
+    let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
+    b.store(ip, l.split, 4);
+    let mut words = vec![
+        (f::D_WORKGROUP_COUNT, l.groups),
+        (f::D_RECORD_COUNT, l.records),
+        (f::D_MODE, l.mode),
+        (f::D_KEY_NODE, l.key),
+        (f::D_STATUS_IN, zero),
+    ];
+    if let Some([first, total]) = l.numbers {
+        words.extend([(f::D_WORKGROUP_BASE, first), (f::D_LEVEL_WORKGROUPS, total)]);
+    }
+    for (field, v) in words {
+        let p = b.field_ptr(ir, &a, a.s_dispatch(), dp, field);
+        b.store(p, v, 4);
+    }
+    for (field, v) in [(f::D_STATUS, l.words), (f::D_STARTS, l.starts)] {
+        let p = b.field_ptr(ir, &a, a.s_dispatch(), dp, field);
+        b.store(p, v, 8);
+    }
+}
+
 /// Step 2 for a dynamic grid: `NodeDispatch::starts` (`u64`), the
 /// workgroups of each record's grid when all are equal, else 0. From the
 /// level's grid counter (entries low, workgroups high) and its largest

@@ -5,7 +5,7 @@
 //! before the first is used: one round trip to memory instead of the
 //! general form's three dependent ones (context, schedule, counter).
 
-use super::{advance_pin, close_level, split_groups, status, uniform_grid, zero_launch};
+use super::{advance_pin, close_level, split_groups, status, uniform_grid, write_launch, zero_launch, NextLaunch};
 use crate::abi::{
     NodeSchedule, RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED,
     SCHEDULE_STATIC,
@@ -87,27 +87,11 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
         // parity 1's table.
         let table = if l.pinned() { drawn_last } else { next };
         let dp = b.elem(ir, a.p_dispatch, table, slot);
-        let ip = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_INDIRECT);
-        b.store(ip, split, 4);
-        let mode = if l.pinned() { RECORDS_PINNED } else { RECORDS_FRAMED };
-        let (framed, src) = (ir.c_u32(mode), ir.c_u32(l.src));
-        for (field, v) in [
-            (f::D_WORKGROUP_COUNT, groups),
-            (f::D_RECORD_COUNT, records),
-            (f::D_WORKGROUP_BASE, first),
-            (f::D_LEVEL_WORKGROUPS, total),
-            (f::D_MODE, framed),
-            (f::D_KEY_NODE, src),
-            (f::D_STATUS_IN, zero),
-        ] {
-            let p = b.field_ptr(ir, &a, a.s_dispatch(), dp, field);
-            b.store(p, v, 4);
-        }
-        let wp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STATUS);
-        b.store(wp, words, 8);
-        let uniform = counts[&l.src].grid.filter(|_| l.dynamic()).map_or(zero64, |(_, uniform)| uniform);
-        let gp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_STARTS);
-        b.store(gp, uniform, 8);
+        let mode = ir.c_u32(if l.pinned() { RECORDS_PINNED } else { RECORDS_FRAMED });
+        let starts = counts[&l.src].grid.filter(|_| l.dynamic()).map_or(zero64, |(_, uniform)| uniform);
+        let key = ir.c_u32(l.src);
+        let next = NextLaunch { split, groups, records, mode, key, words, starts, numbers: Some([first, total]) };
+        write_launch(ir, cx, b, dp, &next);
     }
     clear_counts(ir, cx, b, launches.iter().filter(|l| !l.pinned()), ranks, grids);
     close_level(ir, cx, b, push, status, words);
