@@ -20,15 +20,29 @@ use crate::graph::stage::{MeshNode, NodeStage};
 use crate::graph::status::{StatusBuffer, StatusTarget};
 use crate::state::command_buffer::Shadow;
 use crate::state::pipeline_layout::PipelineLayoutInfo;
+use crate::state::recording_lock::RecordingLock;
 use crate::state::registry::HandleMap;
 use crate::state::Registry;
 use ash::vk;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
 pub(crate) static DEVICES: LazyLock<Registry<DeviceState>> = LazyLock::new(Registry::default);
+
+/// Bumped whenever a command buffer's state may leave
+/// [`DeviceState::command_buffers`] (buffers freed, a pool or a device
+/// destroyed): a handle may then name another command buffer, so the hooks'
+/// per-thread caches look it up again.
+pub(crate) static COMMAND_BUFFERS_RETIRED: AtomicU64 = AtomicU64::new(0);
+
+/// Notes that command buffer states are about to leave (see
+/// [`COMMAND_BUFFERS_RETIRED`]).
+pub(crate) fn retire_command_buffers() {
+    COMMAND_BUFFERS_RETIRED.fetch_add(1, Ordering::Relaxed);
+}
 
 pub(crate) struct DeviceState {
     /// The runtime's context: entry points, instance and physical device,
@@ -37,7 +51,9 @@ pub(crate) struct DeviceState {
     /// The application enabled `VK_AMDX_shader_enqueue` and the layer emulates it.
     pub emulated: bool,
     pub resources: Mutex<Resources>,
-    pub command_buffers: RwLock<HandleMap<vk::CommandBuffer, Mutex<CommandBufferState>>>,
+    /// Each command buffer's state, shared with the hooks' per-thread
+    /// cache (`ffi::lookup`).
+    pub command_buffers: RwLock<HandleMap<vk::CommandBuffer, Arc<RecordingLock<CommandBufferState>>>>,
     /// Where graph dispatches leave their status for the host (created on first use).
     pub status: Mutex<Option<StatusBuffer>>,
     /// Submissions whose graph dispatches' status has not been checked yet.
@@ -95,7 +111,7 @@ pub(crate) struct Resources {
     pub meta: Option<Arc<MetaPipelines>>,
     /// Push-descriptor update templates, with the bind point the
     /// application named (see `ffi::templates`).
-    pub push_templates: HandleMap<vk::DescriptorUpdateTemplate, PushTemplate>,
+    pub push_templates: HandleMap<vk::DescriptorUpdateTemplate, Arc<PushTemplate>>,
     /// Devices with mesh nodes: each single-subpass render pass's resume
     /// copies (see `state::command_buffer::RenderPassInstance::resume`).
     pub render_passes: HandleMap<vk::RenderPass, [vk::RenderPass; 2]>,
@@ -120,7 +136,6 @@ pub(crate) struct PushTemplate {
 }
 
 impl DeviceState {
-    /// Runs `f` on a command buffer's state (created on first use).
     /// Whether the hooks shadow what is bound at `bind_point`: compute and
     /// the graph bind point always, graphics only where mesh nodes draw
     /// (the state they restore); other bind points never.
@@ -132,17 +147,21 @@ impl DeviceState {
         }
     }
 
+    /// Runs `f` on a command buffer's state (created on first use).
     pub(crate) fn with_command_buffer<R>(
         &self,
         cb: vk::CommandBuffer,
         f: impl FnOnce(&mut CommandBufferState) -> R,
     ) -> R {
+        f(&mut self.command_buffer(cb).lock())
+    }
+
+    /// A command buffer's state (created on first use).
+    pub(crate) fn command_buffer(&self, cb: vk::CommandBuffer) -> Arc<RecordingLock<CommandBufferState>> {
         if let Some(state) = self.command_buffers.read().get(&cb) {
-            return f(&mut state.lock());
+            return state.clone();
         }
-        let mut map = self.command_buffers.write();
-        let state = map.entry(cb).or_default();
-        f(state.get_mut())
+        self.command_buffers.write().entry(cb).or_default().clone()
     }
 
     /// The scratch buffer range `[address, address + size)` lies in.
@@ -209,6 +228,10 @@ pub(crate) struct CommandBufferState {
     pub status_slots: Vec<StatusSlot>,
     /// What is bound, for the runtime's recording.
     pub shadow: Shadow,
+    /// The pipeline layout of the last descriptor set binding with dynamic
+    /// offsets and its dynamic descriptors per set (how to split the offsets):
+    /// the next such binding usually names it again.
+    pub last_layout: Option<(vk::PipelineLayout, Vec<u32>)>,
 }
 
 impl Deref for CommandBufferState {

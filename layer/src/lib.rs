@@ -32,6 +32,8 @@
 pub mod advertise;
 /// The revision-2 declarations, shared with the tests, demo and bench.
 pub use vk_amdx as amdx;
+#[cfg(test)]
+mod counting_allocator;
 mod device;
 mod dispatch;
 mod ffi;

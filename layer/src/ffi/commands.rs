@@ -4,11 +4,11 @@
 //! never reach the driver, which does not know it.
 
 use super::guard::{guard_command, guard_result, guard_value};
-use super::lookup::device_of;
+use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-use crate::device::DeviceState;
-use crate::state::command_buffer::{PushedDescriptor, PushedSet};
+use crate::device::retire_command_buffers;
+use crate::state::command_buffer::{latest_entry, Shadow};
 use ash::vk;
 use std::ffi::c_void;
 
@@ -28,7 +28,7 @@ pub(super) unsafe extern "system" fn allocate_command_buffers(
             let mut map = state.command_buffers.write();
             let secondary = info.level == vk::CommandBufferLevel::SECONDARY;
             for &cb in buffers {
-                let cb_state = map.entry(cb).or_default().get_mut();
+                let mut cb_state = map.entry(cb).or_default().lock();
                 cb_state.pool = info.command_pool;
                 cb_state.secondary = secondary;
             }
@@ -47,6 +47,7 @@ pub(super) unsafe extern "system" fn free_command_buffers(
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return };
         {
+            retire_command_buffers();
             let mut map = state.command_buffers.write();
             let mut staging = state.staging.lock();
             // SAFETY: the application's array.
@@ -115,7 +116,7 @@ pub(super) unsafe extern "system" fn reset_command_pool(
             let mut map = state.command_buffers.write();
             let mut staging = state.staging.lock();
             for (cb, s) in map.iter_mut() {
-                let s = s.get_mut();
+                let mut s = s.lock();
                 if s.pool == pool {
                     s.reset();
                     staging.release(*cb);
@@ -136,10 +137,11 @@ pub(super) unsafe extern "system" fn destroy_command_pool(
         // SAFETY: valid device.
         let Some(state) = (unsafe { device_of(device) }) else { return };
         {
+            retire_command_buffers();
             let mut map = state.command_buffers.write();
             let mut staging = state.staging.lock();
             map.retain(|cb, s| {
-                let keep = s.get_mut().pool != pool;
+                let keep = s.lock().pool != pool;
                 if !keep {
                     staging.release(*cb);
                 }
@@ -157,19 +159,21 @@ pub(super) unsafe extern "system" fn cmd_bind_pipeline(
     pipeline: vk::Pipeline,
 ) {
     guard_command("vkCmdBindPipeline", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        if state.shadows(bind_point) {
-            state.with_command_buffer(cb, |s| {
-                if let Some(point) = s.bind_point_mut(bind_point) {
-                    point.pipeline = pipeline;
-                }
-            });
-        }
-        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-            // SAFETY: forwarding.
-            unsafe { (state.dispatch.fp.fp_v1_0().cmd_bind_pipeline)(cb, bind_point, pipeline) }
-        }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            if state.shadows(bind_point) {
+                state.shadow(|s| {
+                    if let Some(point) = s.bind_point_mut(bind_point) {
+                        point.pipeline = pipeline;
+                    }
+                });
+            }
+            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+                // SAFETY: forwarding.
+                unsafe { (state.dispatch.fp.fp_v1_0().cmd_bind_pipeline)(cb, bind_point, pipeline) }
+            }
+        });
     })
 }
 
@@ -184,46 +188,60 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     dynamic_offsets: *const u32,
 ) {
     guard_command("vkCmdBindDescriptorSets", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        if state.shadows(bind_point) {
-            // SAFETY: the application's arrays.
-            let (set_list, offsets) = unsafe { (slice(sets, set_count), slice(dynamic_offsets, dynamic_offset_count)) };
-            shadow_sets(&state, cb, &[bind_point], layout, first_set, set_list, offsets);
-        }
-        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-            // SAFETY: forwarding.
-            unsafe {
-                (state.dispatch.fp.fp_v1_0().cmd_bind_descriptor_sets)(
-                    cb,
-                    bind_point,
-                    layout,
-                    first_set,
-                    set_count,
-                    sets,
-                    dynamic_offset_count,
-                    dynamic_offsets,
-                )
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            if state.shadows(bind_point) {
+                // SAFETY: the application's arrays.
+                let (set_list, offsets) =
+                    unsafe { (slice(sets, set_count), slice(dynamic_offsets, dynamic_offset_count)) };
+                shadow_sets(state, &[bind_point], layout, first_set, set_list, offsets);
             }
-        }
+            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+                // SAFETY: forwarding.
+                unsafe {
+                    (state.dispatch.fp.fp_v1_0().cmd_bind_descriptor_sets)(
+                        cb,
+                        bind_point,
+                        layout,
+                        first_set,
+                        set_count,
+                        sets,
+                        dynamic_offset_count,
+                        dynamic_offsets,
+                    )
+                }
+            }
+        });
     })
 }
 
 /// Notes a descriptor set binding at each of `bind_points` in the shadow state.
 pub(super) fn shadow_sets(
-    state: &DeviceState,
-    cb: vk::CommandBuffer,
+    state: &Recording<'_>,
     bind_points: &[vk::PipelineBindPoint],
     layout: vk::PipelineLayout,
     first_set: u32,
     sets: &[vk::DescriptorSet],
     offsets: &[u32],
 ) {
-    let info = if offsets.is_empty() { Default::default() } else { state.pipeline_layout(layout) };
-    state.with_command_buffer(cb, |s| {
+    if offsets.is_empty() {
+        state.shadow(|s| {
+            for &point in bind_points {
+                s.bind_sets(point, layout, first_set, sets, offsets, &[]);
+            }
+        });
+        return;
+    }
+    // The layout's dynamic counts, from the command buffer's last one when
+    // it is the same (no lock of the device's resources, no reference count).
+    let known = state.shadow(|s| s.last_layout.take()).filter(|(l, _)| *l == layout);
+    let (_, counts) = known.unwrap_or_else(|| (layout, state.pipeline_layout(layout).dynamic_counts.clone()));
+    state.shadow(|s| {
         for &point in bind_points {
-            s.bind_sets(point, layout, first_set, sets, offsets, &info.dynamic_counts);
+            s.bind_sets(point, layout, first_set, sets, offsets, &counts);
         }
+        s.last_layout = Some((layout, counts));
     });
 }
 
@@ -236,52 +254,81 @@ pub(super) unsafe extern "system" fn cmd_push_constants(
     values: *const c_void,
 ) {
     guard_command("vkCmdPushConstants", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: the application's `size` bytes.
-        let bytes = unsafe { slice(values.cast::<u8>(), size) };
-        state.with_command_buffer(cb, |s| s.push_constants(layout, stages, offset, bytes));
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().cmd_push_constants)(cb, layout, stages, offset, size, values) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            // SAFETY: the application's `size` bytes.
+            let bytes = unsafe { slice(values.cast::<u8>(), size) };
+            state.shadow(|s| s.push_constants(layout, stages, offset, bytes));
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_0().cmd_push_constants)(cb, layout, stages, offset, size, values) }
+        });
     })
 }
 
-/// Deep copy of one `VkWriteDescriptorSet` of a push.
-///
-/// # Safety
-/// `write` must be valid for its descriptor type.
-unsafe fn copy_write(write: &vk::WriteDescriptorSet<'_>) -> PushedDescriptor {
-    let n = write.descriptor_count;
-    // SAFETY: the arrays that the descriptor type says are used are valid.
-    unsafe {
-        PushedDescriptor {
-            binding: write.dst_binding,
-            array_element: write.dst_array_element,
-            descriptor_type: write.descriptor_type,
-            images: slice(write.p_image_info, n).iter().map(|i| (i.sampler, i.image_view, i.image_layout)).collect(),
-            buffers: slice(write.p_buffer_info, n).iter().map(|b| (b.buffer, b.offset, b.range)).collect(),
-            texel_views: slice(write.p_texel_buffer_view, n).to_vec(),
+/// Which array of a descriptor write its type reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DescriptorArray {
+    Images,
+    Buffers,
+    TexelViews,
+}
+
+/// The array a write of `t` reads (`None`: a type the shadow state does not
+/// keep, such as inline uniform blocks).
+pub(super) fn descriptor_array(t: vk::DescriptorType) -> Option<DescriptorArray> {
+    match t {
+        vk::DescriptorType::SAMPLER
+        | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+        | vk::DescriptorType::SAMPLED_IMAGE
+        | vk::DescriptorType::STORAGE_IMAGE
+        | vk::DescriptorType::INPUT_ATTACHMENT => Some(DescriptorArray::Images),
+        vk::DescriptorType::UNIFORM_BUFFER
+        | vk::DescriptorType::STORAGE_BUFFER
+        | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+        | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC => Some(DescriptorArray::Buffers),
+        vk::DescriptorType::UNIFORM_TEXEL_BUFFER | vk::DescriptorType::STORAGE_TEXEL_BUFFER => {
+            Some(DescriptorArray::TexelViews)
         }
+        _ => None,
     }
 }
 
-/// Deep copies of the writes of a push the shadow state can replay.
+/// Keeps the writes of a push to set `set` of `layout` at `point` in the
+/// shadow state, in place: once a set's entries exist, a push allocates
+/// nothing.
 ///
 /// # Safety
 /// Every write must be valid for its descriptor type.
-pub(super) unsafe fn copy_writes(command: &str, writes: &[vk::WriteDescriptorSet<'_>]) -> Vec<PushedDescriptor> {
-    writes
-        .iter()
-        .filter(|w| {
-            let supported = w.p_next.is_null();
-            if !supported {
-                tracing::warn!("{command}: extended write {:?} is not shadowed", w.descriptor_type);
+pub(super) unsafe fn shadow_writes(
+    s: &mut Shadow,
+    command: &str,
+    (point, layout, set): (vk::PipelineBindPoint, vk::PipelineLayout, u32),
+    writes: &[vk::WriteDescriptorSet<'_>],
+) {
+    let Some(list) = s.pushed_writes(point, set, layout) else { return };
+    for w in writes {
+        let Some(array) = descriptor_array(w.descriptor_type).filter(|_| w.p_next.is_null()) else {
+            tracing::warn!("{command}: write {:?} (extended or unkept) is not shadowed", w.descriptor_type);
+            continue;
+        };
+        let e = latest_entry(list, w.dst_binding, w.dst_array_element);
+        e.reset(w.dst_binding, w.dst_array_element, w.descriptor_type);
+        let n = w.descriptor_count;
+        // SAFETY: the array the write's type reads holds `n` elements
+        // (caller's contract); the others may be garbage and are not read.
+        unsafe {
+            match array {
+                DescriptorArray::Images => {
+                    e.images.extend(slice(w.p_image_info, n).iter().map(|i| (i.sampler, i.image_view, i.image_layout)))
+                }
+                DescriptorArray::Buffers => {
+                    e.buffers.extend(slice(w.p_buffer_info, n).iter().map(|b| (b.buffer, b.offset, b.range)))
+                }
+                DescriptorArray::TexelViews => e.texel_views.extend_from_slice(slice(w.p_texel_buffer_view, n)),
             }
-            supported
-        })
-        // SAFETY: valid writes (caller's contract).
-        .map(|w| unsafe { copy_write(w) })
-        .collect()
+        }
+    }
 }
 
 pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
@@ -293,18 +340,22 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
     writes: *const vk::WriteDescriptorSet<'static>,
 ) {
     guard_command("vkCmdPushDescriptorSetKHR", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        if state.shadows(bind_point) {
-            // SAFETY: the application's array of valid writes.
-            let copied = unsafe { copy_writes("vkCmdPushDescriptorSetKHR", slice(writes, write_count)) };
-            state.with_command_buffer(cb, |s| s.push_set(bind_point, set, PushedSet { layout, writes: copied }));
-        }
-        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-            if let Some(f) = &state.dispatch.push_descriptor {
-                // SAFETY: forwarding.
-                unsafe { (f.cmd_push_descriptor_set_khr)(cb, bind_point, layout, set, write_count, writes) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            if state.shadows(bind_point) {
+                // SAFETY: the application's array of valid writes.
+                let list = unsafe { slice(writes, write_count) };
+                let key = (bind_point, layout, set);
+                // SAFETY: valid writes.
+                state.shadow(|s| unsafe { shadow_writes(s, "vkCmdPushDescriptorSetKHR", key, list) });
             }
-        }
+            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+                if let Some(f) = &state.dispatch.push_descriptor {
+                    // SAFETY: forwarding.
+                    unsafe { (f.cmd_push_descriptor_set_khr)(cb, bind_point, layout, set, write_count, writes) }
+                }
+            }
+        });
     })
 }

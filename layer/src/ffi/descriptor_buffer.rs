@@ -11,7 +11,7 @@
 //! through untouched.
 
 use super::guard::guard_command;
-use super::lookup::device_of;
+use super::lookup::{recording, ValidCommandBuffer};
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 use ash::vk;
@@ -26,26 +26,28 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets(
     offsets: *const vk::DeviceSize,
 ) {
     guard_command("vkCmdSetDescriptorBufferOffsetsEXT", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(db) = &state.dispatch.descriptor_buffer else { return };
-        // SAFETY: the application's arrays of `set_count` elements.
-        let (indices, offs) = unsafe { (slice(buffer_indices, set_count), slice(offsets, set_count)) };
-        state.with_command_buffer(cb, |s| s.set_buffer_offsets(bind_point, layout, first_set, indices, offs));
-        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-            // SAFETY: forwarding.
-            unsafe {
-                (db.cmd_set_descriptor_buffer_offsets_ext)(
-                    cb,
-                    bind_point,
-                    layout,
-                    first_set,
-                    set_count,
-                    buffer_indices,
-                    offsets,
-                )
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(db) = &state.dispatch.descriptor_buffer else { return };
+            // SAFETY: the application's arrays of `set_count` elements.
+            let (indices, offs) = unsafe { (slice(buffer_indices, set_count), slice(offsets, set_count)) };
+            state.shadow(|s| s.set_buffer_offsets(bind_point, layout, first_set, indices, offs));
+            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+                // SAFETY: forwarding.
+                unsafe {
+                    (db.cmd_set_descriptor_buffer_offsets_ext)(
+                        cb,
+                        bind_point,
+                        layout,
+                        first_set,
+                        set_count,
+                        buffer_indices,
+                        offsets,
+                    )
+                }
             }
-        }
+        });
     })
 }
 
@@ -56,13 +58,15 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
     set: u32,
 ) {
     guard_command("vkCmdBindDescriptorBufferEmbeddedSamplersEXT", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(db) = &state.dispatch.descriptor_buffer else { return };
-        state.with_command_buffer(cb, |s| s.bind_embedded_samplers(bind_point, layout, set));
-        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-            // SAFETY: forwarding.
-            unsafe { (db.cmd_bind_descriptor_buffer_embedded_samplers_ext)(cb, bind_point, layout, set) }
-        }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(db) = &state.dispatch.descriptor_buffer else { return };
+            state.shadow(|s| s.bind_embedded_samplers(bind_point, layout, set));
+            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+                // SAFETY: forwarding.
+                unsafe { (db.cmd_bind_descriptor_buffer_embedded_samplers_ext)(cb, bind_point, layout, set) }
+            }
+        });
     })
 }

@@ -11,7 +11,7 @@ use super::loader::{find_link, LayerDeviceCreateInfo};
 use super::{c_str, dispatch_key, slice};
 use crate::advertise::Support;
 use crate::amdx;
-use crate::device::{DeviceState, DEVICES};
+use crate::device::{retire_command_buffers, DeviceState, DEVICES};
 use crate::dispatch::{DeviceDispatch, EnabledTables};
 use crate::graph::gpu::Gpu;
 use crate::state::PhysicalDeviceState;
@@ -237,6 +237,8 @@ pub(super) unsafe extern "system" fn destroy_device(
         if device == vk::Device::null() {
             return;
         }
+        // Its command buffers' handles may name other ones from now on.
+        retire_command_buffers();
         // SAFETY: a valid device.
         if let Some(state) = DEVICES.remove(unsafe { dispatch_key(device) }) {
             let (graphs, meta) = {

@@ -3,10 +3,23 @@
 //! ([`commands`](super::commands) and the others) and [`guard`](super::guard),
 //! which poisons a command buffer when a void hook panics: neither imports
 //! the other for it.
+//!
+//! The `vkCmd*` hooks run on every state-setting call of an application
+//! that records thousands a frame on many threads, so they find their
+//! command buffer through [`recording`]: a per-thread cache of the last
+//! command buffer the thread recorded into (a command buffer is recorded by
+//! one thread at a time, Vulkan's external synchronisation), checked against
+//! [`COMMAND_BUFFERS_RETIRED`]. A hit takes no lock but the command buffer's
+//! own (uncontended) and no reference count; a miss looks the device and
+//! the command buffer up in the shared maps once.
 
 use super::dispatch_key;
-use crate::device::{DeviceState, DEVICES};
+use crate::device::{CommandBufferState, DeviceState, COMMAND_BUFFERS_RETIRED, DEVICES};
+use crate::state::recording_lock::RecordingLock;
 use ash::vk;
+use std::cell::RefCell;
+use std::ops::Deref;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The device a command buffer (or queue) belongs to.
@@ -28,4 +41,72 @@ pub(super) fn poison(cb: vk::CommandBuffer) {
     if let Some(device) = unsafe { device_of(cb) } {
         device.with_command_buffer(cb, |state| state.poisoned = true);
     }
+}
+
+/// A command buffer being recorded: its device (the hooks forward through
+/// it) and its state.
+pub(super) struct Recording<'a> {
+    device: &'a DeviceState,
+    state: &'a RecordingLock<CommandBufferState>,
+}
+
+impl Recording<'_> {
+    /// Runs `f` on the command buffer's state.
+    pub(super) fn shadow<R>(&self, f: impl FnOnce(&mut CommandBufferState) -> R) -> R {
+        f(&mut self.state.lock())
+    }
+}
+
+impl Deref for Recording<'_> {
+    type Target = DeviceState;
+    fn deref(&self) -> &DeviceState {
+        self.device
+    }
+}
+
+/// What a thread recorded into last.
+struct Recent {
+    cb: vk::CommandBuffer,
+    /// [`COMMAND_BUFFERS_RETIRED`] when it was looked up.
+    retired: u64,
+    device: Arc<DeviceState>,
+    state: Arc<RecordingLock<CommandBufferState>>,
+}
+
+thread_local! {
+    static RECENT: RefCell<Option<Recent>> = const { RefCell::new(None) };
+}
+
+/// A command buffer handle the application passed to a hook: valid for the
+/// call (the command's valid usage).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ValidCommandBuffer(vk::CommandBuffer);
+
+impl ValidCommandBuffer {
+    /// # Safety
+    /// `cb` must be a valid command buffer.
+    pub(super) unsafe fn new(cb: vk::CommandBuffer) -> Self {
+        ValidCommandBuffer(cb)
+    }
+}
+
+/// Runs `f` with `cb`'s device and state (the state created on first use);
+/// `None` when `cb` belongs to no device the layer knows (logged). `f` must
+/// not call `recording` itself (a nested miss would panic on the cache; no
+/// hook does: each one forwards its own call).
+pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
+    let (valid, cb) = (cb, cb.0);
+    let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
+    RECENT.with(|recent| {
+        let hit = recent.borrow().as_ref().is_some_and(|r| r.cb == cb && r.retired == retired);
+        if !hit {
+            // SAFETY: a valid command buffer (`ValidCommandBuffer`).
+            let device = unsafe { device_of(valid.0) }?;
+            let state = device.command_buffer(cb);
+            *recent.borrow_mut() = Some(Recent { cb, retired, device, state });
+        }
+        let recent = recent.borrow();
+        let r = recent.as_ref()?;
+        Some(f(&Recording { device: &r.device, state: &r.state }))
+    })
 }

@@ -14,13 +14,12 @@
 //! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
 //! like the others (see [`super::descriptor_buffer`]).
 
-use super::commands::{copy_writes, shadow_sets};
+use super::commands::{shadow_sets, shadow_writes};
 use super::guard::guard_command;
-use super::lookup::device_of;
+use super::lookup::{recording, ValidCommandBuffer};
 use super::slice;
 use super::templates::shadow_template_push;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-use crate::state::command_buffer::PushedSet;
 use ash::vk;
 
 /// The bind points a stage-addressed binding reaches that the layer shadows.
@@ -37,19 +36,24 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     info: *const vk::BindDescriptorSetsInfoKHR<'static>,
 ) {
     guard_command("vkCmdBindDescriptorSets2KHR", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(m6) = &state.dispatch.maintenance6 else { return };
-        // SAFETY: valid when non-null (the command's valid usage).
-        if let Some(i) = unsafe { info.as_ref() } {
-            // SAFETY: the application's arrays.
-            let (sets, offsets) = unsafe {
-                (slice(i.p_descriptor_sets, i.descriptor_set_count), slice(i.p_dynamic_offsets, i.dynamic_offset_count))
-            };
-            shadow_sets(&state, cb, shadowed_points(i.stage_flags), i.layout, i.first_set, sets, offsets);
-        }
-        // SAFETY: forwarding.
-        unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            // SAFETY: valid when non-null (the command's valid usage).
+            if let Some(i) = unsafe { info.as_ref() } {
+                // SAFETY: the application's arrays.
+                let (sets, offsets) = unsafe {
+                    (
+                        slice(i.p_descriptor_sets, i.descriptor_set_count),
+                        slice(i.p_dynamic_offsets, i.dynamic_offset_count),
+                    )
+                };
+                shadow_sets(state, shadowed_points(i.stage_flags), i.layout, i.first_set, sets, offsets);
+            }
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
+        });
     })
 }
 
@@ -58,17 +62,19 @@ pub(super) unsafe extern "system" fn cmd_push_constants2(
     info: *const vk::PushConstantsInfoKHR<'static>,
 ) {
     guard_command("vkCmdPushConstants2KHR", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(m6) = &state.dispatch.maintenance6 else { return };
-        // SAFETY: valid when non-null.
-        if let Some(i) = unsafe { info.as_ref() } {
-            // SAFETY: the application's `size` bytes.
-            let bytes = unsafe { slice(i.p_values.cast::<u8>(), i.size) };
-            state.with_command_buffer(cb, |s| s.push_constants(i.layout, i.stage_flags, i.offset, bytes));
-        }
-        // SAFETY: forwarding.
-        unsafe { (m6.cmd_push_constants2_khr)(cb, info) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            // SAFETY: valid when non-null.
+            if let Some(i) = unsafe { info.as_ref() } {
+                // SAFETY: the application's `size` bytes.
+                let bytes = unsafe { slice(i.p_values.cast::<u8>(), i.size) };
+                state.shadow(|s| s.push_constants(i.layout, i.stage_flags, i.offset, bytes));
+            }
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_push_constants2_khr)(cb, info) }
+        });
     })
 }
 
@@ -77,23 +83,25 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     info: *const vk::PushDescriptorSetInfoKHR<'static>,
 ) {
     guard_command("vkCmdPushDescriptorSet2KHR", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(m6) = &state.dispatch.maintenance6 else { return };
-        // SAFETY: valid when non-null.
-        if let Some(i) = unsafe { info.as_ref() } {
-            // SAFETY: the application's array of valid writes.
-            let writes = unsafe {
-                copy_writes("vkCmdPushDescriptorSet2KHR", slice(i.p_descriptor_writes, i.descriptor_write_count))
-            };
-            state.with_command_buffer(cb, |s| {
-                for &point in shadowed_points(i.stage_flags) {
-                    s.push_set(point, i.set, PushedSet { layout: i.layout, writes: writes.clone() });
-                }
-            });
-        }
-        // SAFETY: forwarding.
-        unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            // SAFETY: valid when non-null.
+            if let Some(i) = unsafe { info.as_ref() } {
+                // SAFETY: the application's array of valid writes.
+                let writes = unsafe { slice(i.p_descriptor_writes, i.descriptor_write_count) };
+                state.shadow(|s| {
+                    for &point in shadowed_points(i.stage_flags) {
+                        let key = (point, i.layout, i.set);
+                        // SAFETY: valid writes.
+                        unsafe { shadow_writes(s, "vkCmdPushDescriptorSet2KHR", key, writes) };
+                    }
+                });
+            }
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
+        });
     })
 }
 
@@ -102,18 +110,19 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template2(
     info: *const vk::PushDescriptorSetWithTemplateInfoKHR<'static>,
 ) {
     guard_command("vkCmdPushDescriptorSetWithTemplate2KHR", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(m6) = &state.dispatch.maintenance6 else { return };
-        // SAFETY: valid when non-null.
-        let Some(i) = (unsafe { info.as_ref() }) else { return };
-        // SAFETY: the template's data (the command's valid usage).
-        let point =
-            unsafe { shadow_template_push(&state, cb, i.descriptor_update_template, i.layout, i.set, i.p_data) };
-        if point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
-            // SAFETY: forwarding.
-            unsafe { (m6.cmd_push_descriptor_set_with_template2_khr)(cb, info) }
-        }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            // SAFETY: valid when non-null.
+            let Some(i) = (unsafe { info.as_ref() }) else { return };
+            // SAFETY: the template's data (the command's valid usage).
+            let point = unsafe { shadow_template_push(state, i.descriptor_update_template, i.layout, i.set, i.p_data) };
+            if point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
+                // SAFETY: forwarding.
+                unsafe { (m6.cmd_push_descriptor_set_with_template2_khr)(cb, info) }
+            }
+        });
     })
 }
 
@@ -122,22 +131,24 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets2(
     info: *const vk::SetDescriptorBufferOffsetsInfoEXT<'static>,
 ) {
     guard_command("vkCmdSetDescriptorBufferOffsets2EXT", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(m6) = &state.dispatch.maintenance6 else { return };
-        // SAFETY: valid when non-null.
-        if let Some(i) = unsafe { info.as_ref() } {
-            // SAFETY: the application's arrays of `set_count` elements.
-            let (indices, offsets) =
-                unsafe { (slice(i.p_buffer_indices, i.set_count), slice(i.p_offsets, i.set_count)) };
-            state.with_command_buffer(cb, |s| {
-                for &point in shadowed_points(i.stage_flags) {
-                    s.set_buffer_offsets(point, i.layout, i.first_set, indices, offsets);
-                }
-            });
-        }
-        // SAFETY: forwarding.
-        unsafe { (m6.cmd_set_descriptor_buffer_offsets2_ext)(cb, info) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            // SAFETY: valid when non-null.
+            if let Some(i) = unsafe { info.as_ref() } {
+                // SAFETY: the application's arrays of `set_count` elements.
+                let (indices, offsets) =
+                    unsafe { (slice(i.p_buffer_indices, i.set_count), slice(i.p_offsets, i.set_count)) };
+                state.shadow(|s| {
+                    for &point in shadowed_points(i.stage_flags) {
+                        s.set_buffer_offsets(point, i.layout, i.first_set, indices, offsets);
+                    }
+                });
+            }
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_set_descriptor_buffer_offsets2_ext)(cb, info) }
+        });
     })
 }
 
@@ -146,18 +157,20 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
     info: *const vk::BindDescriptorBufferEmbeddedSamplersInfoEXT<'static>,
 ) {
     guard_command("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(m6) = &state.dispatch.maintenance6 else { return };
-        // SAFETY: valid when non-null.
-        if let Some(i) = unsafe { info.as_ref() } {
-            state.with_command_buffer(cb, |s| {
-                for &point in shadowed_points(i.stage_flags) {
-                    s.bind_embedded_samplers(point, i.layout, i.set);
-                }
-            });
-        }
-        // SAFETY: forwarding.
-        unsafe { (m6.cmd_bind_descriptor_buffer_embedded_samplers2_ext)(cb, info) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            // SAFETY: valid when non-null.
+            if let Some(i) = unsafe { info.as_ref() } {
+                state.shadow(|s| {
+                    for &point in shadowed_points(i.stage_flags) {
+                        s.bind_embedded_samplers(point, i.layout, i.set);
+                    }
+                });
+            }
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_bind_descriptor_buffer_embedded_samplers2_ext)(cb, info) }
+        });
     })
 }

@@ -13,7 +13,7 @@
 
 use super::chain::find_in_chain;
 use super::guard::{guard_command, guard_result, guard_value};
-use super::lookup::device_of;
+use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
 use super::slice;
 use crate::device::DeviceState;
 use crate::state::command_buffer::{RenderPassInstance, RenderingAttachment, RenderingInstance};
@@ -45,46 +45,50 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(
     info: *const vk::RenderingInfo<'static>,
 ) {
     guard_command("vkCmdBeginRendering", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(fns) = state.dispatch.rendering else { return };
-        // SAFETY: valid when non-null (valid usage: not null).
-        let Some(app) = (unsafe { info.as_ref() }) else { return };
-        // SAFETY: the application's attachment arrays.
-        let colors = unsafe { slice(app.p_color_attachments, app.color_attachment_count) };
-        // SAFETY: valid when non-null.
-        let (depth, stencil) = unsafe { (app.p_depth_attachment.as_ref(), app.p_stencil_attachment.as_ref()) };
-        let instance = RenderingInstance {
-            flags: app.flags,
-            render_area: app.render_area,
-            layer_count: app.layer_count,
-            view_mask: app.view_mask,
-            color: colors.iter().map(attachment).collect(),
-            depth: depth.and_then(attachment),
-            stencil: stencil.and_then(attachment),
-        };
-        state.with_command_buffer(cb, |s| s.rendering = Some(instance));
-        let colors: Vec<_> = colors.iter().copied().map(kept).collect();
-        let depth = depth.copied().map(kept);
-        let stencil = stencil.copied().map(kept);
-        let mut copy = *app;
-        copy.p_color_attachments = colors.as_ptr();
-        copy.p_depth_attachment = depth.as_ref().map_or(std::ptr::null(), |d| d as *const _);
-        copy.p_stencil_attachment = stencil.as_ref().map_or(std::ptr::null(), |d| d as *const _);
-        // SAFETY: forwarding; the copies live across the call.
-        unsafe { (fns.begin)(cb, &copy) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(fns) = state.dispatch.rendering else { return };
+            // SAFETY: valid when non-null (valid usage: not null).
+            let Some(app) = (unsafe { info.as_ref() }) else { return };
+            // SAFETY: the application's attachment arrays.
+            let colors = unsafe { slice(app.p_color_attachments, app.color_attachment_count) };
+            // SAFETY: valid when non-null.
+            let (depth, stencil) = unsafe { (app.p_depth_attachment.as_ref(), app.p_stencil_attachment.as_ref()) };
+            let instance = RenderingInstance {
+                flags: app.flags,
+                render_area: app.render_area,
+                layer_count: app.layer_count,
+                view_mask: app.view_mask,
+                color: colors.iter().map(attachment).collect(),
+                depth: depth.and_then(attachment),
+                stencil: stencil.and_then(attachment),
+            };
+            state.shadow(|s| s.rendering = Some(instance));
+            let colors: Vec<_> = colors.iter().copied().map(kept).collect();
+            let depth = depth.copied().map(kept);
+            let stencil = stencil.copied().map(kept);
+            let mut copy = *app;
+            copy.p_color_attachments = colors.as_ptr();
+            copy.p_depth_attachment = depth.as_ref().map_or(std::ptr::null(), |d| d as *const _);
+            copy.p_stencil_attachment = stencil.as_ref().map_or(std::ptr::null(), |d| d as *const _);
+            // SAFETY: forwarding; the copies live across the call.
+            unsafe { (fns.begin)(cb, &copy) }
+        });
     })
 }
 
 /// `vkCmdEndRendering` and `vkCmdEndRenderingKHR`.
 pub(super) unsafe extern "system" fn cmd_end_rendering(cb: vk::CommandBuffer) {
     guard_command("vkCmdEndRendering", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        let Some(fns) = state.dispatch.rendering else { return };
-        state.with_command_buffer(cb, |s| s.rendering = None);
-        // SAFETY: forwarding.
-        unsafe { (fns.end)(cb) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            let Some(fns) = state.dispatch.rendering else { return };
+            state.shadow(|s| s.rendering = None);
+            // SAFETY: forwarding.
+            unsafe { (fns.end)(cb) }
+        });
     })
 }
 
@@ -95,13 +99,15 @@ pub(super) unsafe extern "system" fn cmd_set_viewport(
     viewports: *const vk::Viewport,
 ) {
     guard_command("vkCmdSetViewport", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: the application's array.
-        let list = unsafe { slice(viewports, count) };
-        state.with_command_buffer(cb, |s| s.set_viewports(first, list));
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().cmd_set_viewport)(cb, first, count, viewports) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            // SAFETY: the application's array.
+            let list = unsafe { slice(viewports, count) };
+            state.shadow(|s| s.set_viewports(first, list));
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_0().cmd_set_viewport)(cb, first, count, viewports) }
+        });
     })
 }
 
@@ -112,13 +118,15 @@ pub(super) unsafe extern "system" fn cmd_set_scissor(
     scissors: *const vk::Rect2D,
 ) {
     guard_command("vkCmdSetScissor", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: the application's array.
-        let list = unsafe { slice(scissors, count) };
-        state.with_command_buffer(cb, |s| s.set_scissors(first, list));
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().cmd_set_scissor)(cb, first, count, scissors) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            // SAFETY: the application's array.
+            let list = unsafe { slice(scissors, count) };
+            state.shadow(|s| s.set_scissors(first, list));
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_0().cmd_set_scissor)(cb, first, count, scissors) }
+        });
     })
 }
 
@@ -264,8 +272,7 @@ pub(super) unsafe extern "system" fn destroy_render_pass(
 /// # Safety
 /// `begin` must be a valid begin info.
 unsafe fn shadow_render_pass(
-    state: &DeviceState,
-    cb: vk::CommandBuffer,
+    state: &Recording<'_>,
     begin: &vk::RenderPassBeginInfo<'static>,
     contents: vk::SubpassContents,
 ) {
@@ -281,7 +288,7 @@ unsafe fn shadow_render_pass(
         contents,
         resume: resume.unwrap_or_default(),
     };
-    state.with_command_buffer(cb, |s| s.render_pass = Some(instance));
+    state.shadow(|s| s.render_pass = Some(instance));
 }
 
 pub(super) unsafe extern "system" fn cmd_begin_render_pass(
@@ -290,15 +297,17 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass(
     contents: vk::SubpassContents,
 ) {
     guard_command("vkCmdBeginRenderPass", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: valid when non-null (valid usage: not null).
-        if let Some(info) = unsafe { begin.as_ref() } {
-            // SAFETY: a valid begin info.
-            unsafe { shadow_render_pass(&state, cb, info, contents) };
-        }
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().cmd_begin_render_pass)(cb, begin, contents) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            // SAFETY: valid when non-null (valid usage: not null).
+            if let Some(info) = unsafe { begin.as_ref() } {
+                // SAFETY: a valid begin info.
+                unsafe { shadow_render_pass(state, info, contents) };
+            }
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_0().cmd_begin_render_pass)(cb, begin, contents) }
+        });
     })
 }
 
@@ -309,25 +318,29 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
     subpass: *const vk::SubpassBeginInfo<'static>,
 ) {
     guard_command("vkCmdBeginRenderPass2", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: valid when non-null (valid usage: not null).
-        if let (Some(info), Some(sub)) = unsafe { (begin.as_ref(), subpass.as_ref()) } {
-            // SAFETY: a valid begin info.
-            unsafe { shadow_render_pass(&state, cb, info, sub.contents) };
-        }
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_2().cmd_begin_render_pass2)(cb, begin, subpass) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            // SAFETY: valid when non-null (valid usage: not null).
+            if let (Some(info), Some(sub)) = unsafe { (begin.as_ref(), subpass.as_ref()) } {
+                // SAFETY: a valid begin info.
+                unsafe { shadow_render_pass(state, info, sub.contents) };
+            }
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_2().cmd_begin_render_pass2)(cb, begin, subpass) }
+        });
     })
 }
 
 pub(super) unsafe extern "system" fn cmd_end_render_pass(cb: vk::CommandBuffer) {
     guard_command("vkCmdEndRenderPass", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        state.with_command_buffer(cb, |s| s.render_pass = None);
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().cmd_end_render_pass)(cb) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            state.shadow(|s| s.render_pass = None);
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_0().cmd_end_render_pass)(cb) }
+        });
     })
 }
 
@@ -337,10 +350,12 @@ pub(super) unsafe extern "system" fn cmd_end_render_pass2(
     end: *const vk::SubpassEndInfo<'static>,
 ) {
     guard_command("vkCmdEndRenderPass2", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        state.with_command_buffer(cb, |s| s.render_pass = None);
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_2().cmd_end_render_pass2)(cb, end) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            state.shadow(|s| s.render_pass = None);
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_2().cmd_end_render_pass2)(cb, end) }
+        });
     })
 }

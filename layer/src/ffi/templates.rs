@@ -11,12 +11,13 @@
 //! and is kept for the state restored after graph dispatches. Templates for
 //! descriptor sets (not pushes) pass through untouched.
 
+use super::commands::{descriptor_array, DescriptorArray};
 use super::guard::{guard_command, guard_result, guard_value};
-use super::lookup::device_of;
+use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-use crate::device::{DeviceState, PushTemplate};
-use crate::state::command_buffer::{PushedDescriptor, PushedSet};
+use crate::device::PushTemplate;
+use crate::state::command_buffer::{latest_entry, PushedDescriptor};
 use ash::vk;
 use std::ffi::c_void;
 
@@ -45,7 +46,7 @@ pub(super) unsafe extern "system" fn create_descriptor_update_template(
             let (entries, handle) =
                 unsafe { (slice(create.p_descriptor_update_entries, create.descriptor_update_entry_count), *out) };
             let template = PushTemplate { bind_point: create.pipeline_bind_point, entries: entries.to_vec() };
-            state.resources.lock().push_templates.insert(handle, template);
+            state.resources.lock().push_templates.insert(handle, std::sync::Arc::new(template));
         }
         result
     })
@@ -65,55 +66,38 @@ pub(super) unsafe extern "system" fn destroy_descriptor_update_template(
     })
 }
 
-/// The writes a push with `template` makes from the application's `data`.
+/// Keeps the writes a push with `template` makes from the application's
+/// `data` in `list` (the set's pushed writes), in place.
 ///
 /// # Safety
 /// `data` must hold what the template's entries read (the command's valid usage).
-unsafe fn decode(template: &PushTemplate, data: *const c_void) -> Vec<PushedDescriptor> {
-    let mut writes = Vec::new();
+unsafe fn decode_into(list: &mut Vec<PushedDescriptor>, template: &PushTemplate, data: *const c_void) {
     for e in &template.entries {
-        let at = |i: u32| data.cast::<u8>().wrapping_add(e.offset + i as usize * e.stride);
-        let mut w = PushedDescriptor {
-            binding: e.dst_binding,
-            array_element: e.dst_array_element,
-            descriptor_type: e.descriptor_type,
-            images: Vec::new(),
-            buffers: Vec::new(),
-            texel_views: Vec::new(),
+        let Some(array) = descriptor_array(e.descriptor_type) else {
+            tracing::warn!("vkCmdPushDescriptorSetWithTemplateKHR: {:?} entries are not shadowed", e.descriptor_type);
+            continue;
         };
+        let w = latest_entry(list, e.dst_binding, e.dst_array_element);
+        w.reset(e.dst_binding, e.dst_array_element, e.descriptor_type);
+        let at = |i: u32| data.cast::<u8>().wrapping_add(e.offset + i as usize * e.stride);
         for i in 0..e.descriptor_count {
             // SAFETY: the entry's element `i` lies in `data` (caller's contract);
             // the application's data need not be aligned.
             unsafe {
-                match e.descriptor_type {
-                    vk::DescriptorType::SAMPLER
-                    | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-                    | vk::DescriptorType::SAMPLED_IMAGE
-                    | vk::DescriptorType::STORAGE_IMAGE
-                    | vk::DescriptorType::INPUT_ATTACHMENT => {
+                match array {
+                    DescriptorArray::Images => {
                         let info = at(i).cast::<vk::DescriptorImageInfo>().read_unaligned();
                         w.images.push((info.sampler, info.image_view, info.image_layout));
                     }
-                    vk::DescriptorType::UNIFORM_BUFFER
-                    | vk::DescriptorType::STORAGE_BUFFER
-                    | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
-                    | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC => {
+                    DescriptorArray::Buffers => {
                         let info = at(i).cast::<vk::DescriptorBufferInfo>().read_unaligned();
                         w.buffers.push((info.buffer, info.offset, info.range));
                     }
-                    vk::DescriptorType::UNIFORM_TEXEL_BUFFER | vk::DescriptorType::STORAGE_TEXEL_BUFFER => {
-                        w.texel_views.push(at(i).cast::<vk::BufferView>().read_unaligned());
-                    }
-                    other => {
-                        tracing::warn!("vkCmdPushDescriptorSetWithTemplateKHR: {other:?} entries are not shadowed");
-                        break;
-                    }
+                    DescriptorArray::TexelViews => w.texel_views.push(at(i).cast::<vk::BufferView>().read_unaligned()),
                 }
             }
         }
-        writes.push(w);
     }
-    writes
 }
 
 /// Keeps a push with `template` in the shadow state when it is a push
@@ -123,8 +107,7 @@ unsafe fn decode(template: &PushTemplate, data: *const c_void) -> Vec<PushedDesc
 /// # Safety
 /// `data` must hold what the template's entries read.
 pub(super) unsafe fn shadow_template_push(
-    state: &DeviceState,
-    cb: vk::CommandBuffer,
+    state: &Recording<'_>,
     template: vk::DescriptorUpdateTemplate,
     layout: vk::PipelineLayout,
     set: u32,
@@ -133,9 +116,12 @@ pub(super) unsafe fn shadow_template_push(
     let kept = state.resources.lock().push_templates.get(&template).cloned()?;
     let point = kept.bind_point;
     if point == PIPELINE_BIND_POINT_EXECUTION_GRAPH || point == vk::PipelineBindPoint::COMPUTE {
-        // SAFETY: the template's data (caller's contract).
-        let writes = unsafe { decode(&kept, data) };
-        state.with_command_buffer(cb, |s| s.push_set(point, set, PushedSet { layout, writes }));
+        state.shadow(|s| {
+            if let Some(list) = s.pushed_writes(point, set, layout) {
+                // SAFETY: the template's data (caller's contract).
+                unsafe { decode_into(list, &kept, data) };
+            }
+        });
     }
     Some(point)
 }
@@ -148,15 +134,17 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template(
     data: *const c_void,
 ) {
     guard_command("vkCmdPushDescriptorSetWithTemplateKHR", cb, || {
-        // SAFETY: valid command buffer.
-        let Some(state) = (unsafe { device_of(cb) }) else { return };
-        // SAFETY: the template's data (the command's valid usage).
-        let point = unsafe { shadow_template_push(&state, cb, template, layout, set, data) };
-        if point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
-            if let Some(f) = &state.dispatch.push_descriptor {
-                // SAFETY: forwarding.
-                unsafe { (f.cmd_push_descriptor_set_with_template_khr)(cb, template, layout, set, data) }
+        // SAFETY: the application's command buffer.
+        let valid = unsafe { ValidCommandBuffer::new(cb) };
+        recording(valid, |state| {
+            // SAFETY: the template's data (the command's valid usage).
+            let point = unsafe { shadow_template_push(state, template, layout, set, data) };
+            if point != Some(PIPELINE_BIND_POINT_EXECUTION_GRAPH) {
+                if let Some(f) = &state.dispatch.push_descriptor {
+                    // SAFETY: forwarding.
+                    unsafe { (f.cmd_push_descriptor_set_with_template_khr)(cb, template, layout, set, data) }
+                }
             }
-        }
+        });
     })
 }

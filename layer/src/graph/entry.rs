@@ -51,8 +51,12 @@ struct Staged<'i, 'a> {
     records: u32,
     /// Bytes between records in the block (the node's input stride).
     stride: u64,
-    /// Workgroups of all its records' grids (dynamic-grid nodes), with each record's first.
-    starts: Option<(Vec<u32>, u64)>,
+    /// The node (of its input-sharing group) that takes its grid from the
+    /// payload, if one does: the block then holds each record's first
+    /// workgroup.
+    grid_node: Option<usize>,
+    /// The workgroups of all its records' grids (once written).
+    grid_total: u64,
     /// Offsets of the payloads and starts in the block.
     payloads_at: u64,
     starts_at: u64,
@@ -70,10 +74,8 @@ pub(super) fn host_level(
     for input in inputs {
         by_slot.entry(input.slot).or_default().push(input);
     }
-    let mut staged = Vec::with_capacity(by_slot.len());
-    for (slot, inputs) in by_slot {
-        staged.push(stage_node(graph, slot, inputs)?);
-    }
+    let mut staged: Vec<Staged<'_, '_>> =
+        by_slot.into_iter().map(|(slot, inputs)| stage_node(graph, slot, inputs)).collect();
     let launched: Vec<usize> = staged
         .iter()
         .flat_map(|s| std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()))
@@ -84,7 +86,7 @@ pub(super) fn host_level(
         s.payloads_at = end.next_multiple_of(16);
         end = s.payloads_at + u64::from(s.records) * s.stride;
         s.starts_at = end.next_multiple_of(16);
-        end = s.starts_at + s.starts.as_ref().map_or(0, |(st, _)| 4 * st.len() as u64);
+        end = s.starts_at + if s.grid_node.is_some() { 4 * u64::from(s.records) } else { 0 };
     }
     let block = device
         .staging
@@ -93,12 +95,13 @@ pub(super) fn host_level(
         .map_err(RecordError::Staging)?;
     let mut launches = BTreeMap::new();
     let mut workgroups = 0u32;
-    for s in &staged {
+    for s in &mut staged {
         copy_records(&block, s, graph);
-        if let Some((starts, _)) = &s.starts {
-            let bytes: Vec<u8> = starts.iter().flat_map(|w| w.to_le_bytes()).collect();
-            block.write(s.starts_at, &bytes);
+        if let Some(n) = s.grid_node {
+            s.grid_total = write_grid_starts(block, graph, n, s)?;
         }
+    }
+    for s in &staged {
         for n in std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()) {
             let d = dispatch(graph, n, s, &block, status, &mut workgroups);
             launches.insert(n, d);
@@ -115,73 +118,71 @@ pub(super) fn host_level(
     Ok(HostLevel { launches })
 }
 
-/// Counts node `slot`'s records and checks their grids (a dynamic grid's
-/// workgroups, from the application's memory).
-fn stage_node<'i, 'a>(
-    graph: &GraphPipeline,
-    slot: usize,
-    inputs: Vec<&'i EntryInput<'a>>,
-) -> Result<Staged<'i, 'a>, RecordError> {
+/// Counts node `slot`'s records and finds whether a node of its
+/// input-sharing group takes its grid from the payload.
+fn stage_node<'i, 'a>(graph: &GraphPipeline, slot: usize, inputs: Vec<&'i EntryInput<'a>>) -> Staged<'i, 'a> {
     let node = &graph.graph.nodes[slot];
     // Sharers (SharesInputWithAMDX) read the same records; a grid read
     // from the payload is the same for all of them.
-    let group = std::iter::once(slot).chain(node.sharers.iter().copied());
-    let grid_node = group.clone().find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
+    let mut group = std::iter::once(slot).chain(node.sharers.iter().copied());
+    let grid_node = group.find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
     let records: u64 = inputs.iter().map(|i| u64::from(i.count)).sum();
-    let starts = match grid_node {
-        None => None,
-        Some(n) => Some(grid_starts(graph, n, &node.decl.name, &inputs, records)?),
-    };
-    Ok(Staged {
+    Staged {
         slot,
         inputs,
         records: records as u32,
         stride: u64::from(graph.schedules[slot].input_stride),
-        starts,
+        grid_node,
+        grid_total: 0,
         payloads_at: 0,
         starts_at: 0,
-    })
+    }
 }
 
-/// Each record's first workgroup (an exclusive prefix sum of their grids)
-/// and the total, checked against the node's MaxNumWorkgroupsAMDX (else
-/// the per-dimension limit) and the workgroups a node's records may ask for
-/// (past them a dispatch could run for minutes).
-fn grid_starts(
+/// Writes each of `s`'s records' first workgroup (an exclusive prefix sum
+/// of their grids, read from the application's memory) into the block at
+/// `s.starts_at`, as it goes (no copy on the way), and returns the total,
+/// checked against the node's MaxNumWorkgroupsAMDX (else the per-dimension
+/// limit) and the workgroups a node's records may ask for (past them a
+/// dispatch could run for minutes).
+fn write_grid_starts(
+    mut block: Reserved,
     graph: &GraphPipeline,
     grid_node: usize,
-    name: &str,
-    inputs: &[&EntryInput<'_>],
-    records: u64,
-) -> Result<(Vec<u32>, u64), RecordError> {
+    s: &Staged<'_, '_>,
+) -> Result<u64, RecordError> {
     let schedule = graph.schedules[grid_node];
     let max_grid = match graph.graph.nodes[grid_node].decl.info.launch {
         LaunchMode::BroadcastDynamic { max_grid } => max_grid,
         _ => None,
     }
     .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
-    let max_total = crate::advertise::properties().max_execution_graph_workgroups;
-    let mut starts = Vec::with_capacity(records as usize);
+    let max_total = u64::from(crate::advertise::properties().max_execution_graph_workgroups);
+    let starts = block.words_mut(s.starts_at, s.records as usize);
     let mut total = 0u64;
-    for input in inputs {
+    let mut record = 0usize;
+    for input in &s.inputs {
         for i in 0..input.count as usize {
             let grid = grid_of(input.payloads.get(i * input.stride..).unwrap_or(&[]), &schedule);
-            starts.push(total.min(u64::from(u32::MAX)) as u32);
+            if let Some(word) = starts.get_mut(record) {
+                *word = total as u32;
+            }
             // Saturating: three components of up to 2^32 overflow a u64.
             total = total.saturating_add(grid.iter().fold(1u64, |n, &g| n.saturating_mul(g)));
             let over = grid.iter().zip(max_grid).any(|(&g, m)| g > u64::from(m));
-            if over || total > u64::from(max_total) {
+            if over || total > max_total {
                 return Err(RecordError::GridTooLarge {
-                    node: name.to_string(),
-                    record: starts.len() as u64 - 1,
+                    node: graph.graph.nodes[s.slot].decl.name.clone(),
+                    record: record as u64,
                     grid,
                     max: max_grid,
-                    total: max_total,
+                    total: max_total as u32,
                 });
             }
+            record += 1;
         }
     }
-    Ok((starts, total))
+    Ok(total)
 }
 
 /// Copies node `s`'s payloads into the block at its input stride: one copy
@@ -224,7 +225,7 @@ fn dispatch(
 ) -> (u64, NodeDispatch) {
     let schedule = graph.schedules[n];
     let groups = match schedule.mode {
-        SCHEDULE_DYNAMIC => s.starts.as_ref().map_or(0, |(_, total)| *total),
+        SCHEDULE_DYNAMIC => s.grid_total,
         SCHEDULE_STATIC => u64::from(s.records) * u64::from(schedule.static_groups),
         _ => u64::from(s.records.div_ceil(schedule.records_per_workgroup.max(1))),
     }

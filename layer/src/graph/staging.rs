@@ -43,6 +43,22 @@ impl Reserved {
         true
     }
 
+    /// The `count` words from byte `offset` of the block, to fill in place
+    /// (empty when they do not fit or `offset` is not 4-byte aligned). Only
+    /// written: the mapping may be write-combined.
+    pub(crate) fn words_mut(&mut self, offset: u64, count: usize) -> &mut [u32] {
+        let fits = offset.checked_add(4 * count as u64).is_some_and(|end| end <= self.size);
+        let at = self.host.wrapping_add(offset as usize);
+        if !fits || at.align_offset(4) != 0 {
+            return &mut [];
+        }
+        // SAFETY: `count` words from `offset` lie inside the mapping (checked)
+        // and are 4-byte aligned; the command buffer holds the block, nothing
+        // else writes this range while the dispatch is recorded, and the GPU
+        // reads it only once submitted.
+        unsafe { std::slice::from_raw_parts_mut(at.cast::<u32>(), count) }
+    }
+
     /// Zeroes `len` bytes from `offset` (false when they do not fit).
     pub(crate) fn zero(&self, offset: u64, len: u64) -> bool {
         if offset.checked_add(len).is_none_or(|end| end > self.size) {

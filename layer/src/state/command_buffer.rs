@@ -35,6 +35,41 @@ pub(crate) struct PushedDescriptor {
     pub texel_views: Vec<vk::BufferView>,
 }
 
+impl PushedDescriptor {
+    /// Empty lists for a new write of `binding`, `array_element`, of
+    /// `descriptor_type` (their allocations kept).
+    pub(crate) fn reset(&mut self, binding: u32, array_element: u32, descriptor_type: vk::DescriptorType) {
+        (self.binding, self.array_element, self.descriptor_type) = (binding, array_element, descriptor_type);
+        self.images.clear();
+        self.buffers.clear();
+        self.texel_views.clear();
+    }
+}
+
+/// The entry of `writes` for (`binding`, `array_element`), moved to the end
+/// (a later push of the same element replaces the earlier one, and the
+/// writes are replayed in order), or a new one there: reset it and fill it.
+pub(crate) fn latest_entry(
+    writes: &mut Vec<PushedDescriptor>,
+    binding: u32,
+    array_element: u32,
+) -> &mut PushedDescriptor {
+    let entry = match writes.iter().position(|w| (w.binding, w.array_element) == (binding, array_element)) {
+        Some(i) => writes.remove(i),
+        None => PushedDescriptor {
+            binding,
+            array_element,
+            descriptor_type: vk::DescriptorType::default(),
+            images: Vec::new(),
+            buffers: Vec::new(),
+            texel_views: Vec::new(),
+        },
+    };
+    writes.push(entry);
+    let last = writes.len() - 1;
+    &mut writes[last]
+}
+
 /// The last `vkCmdPushDescriptorSetKHR` for one set index.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PushedSet {
@@ -224,10 +259,15 @@ impl Shadow {
             let count = (dynamic_counts.get(index).copied().unwrap_or(0) as usize).min(offsets.len());
             let (mine, rest) = offsets.split_at(count);
             offsets = rest;
-            if state.sets.len() <= index {
-                state.sets.resize(index + 1, None);
-            }
-            state.sets[index] = Some(BoundSet { layout, set, dynamic_offsets: mine.to_vec() });
+            // The slot's offsets keep their allocation: no heap work per call.
+            let bound = slot(&mut state.sets, index).get_or_insert_with(|| BoundSet {
+                layout,
+                set,
+                dynamic_offsets: Vec::new(),
+            });
+            (bound.layout, bound.set) = (layout, set);
+            bound.dynamic_offsets.clear();
+            bound.dynamic_offsets.extend_from_slice(mine);
             if let Some(pushed) = state.pushed_sets.get_mut(index) {
                 *pushed = None;
             }
@@ -235,28 +275,29 @@ impl Shadow {
         }
     }
 
-    /// Records `vkCmdPushDescriptorSetKHR` for one set index.
-    pub(crate) fn push_set(&mut self, bind_point: vk::PipelineBindPoint, set: u32, pushed: PushedSet) {
-        let Some(state) = self.bind_point_mut(bind_point) else { return };
+    /// The writes pushed to set `set` at `bind_point` that a push with
+    /// `layout` updates (the set's other bindings forgotten; a push with
+    /// another layout starts afresh, keeping the allocations): fill them
+    /// through [`latest_entry`]. `None` for a bind point not shadowed.
+    pub(crate) fn pushed_writes(
+        &mut self,
+        bind_point: vk::PipelineBindPoint,
+        set: u32,
+        layout: vk::PipelineLayout,
+    ) -> Option<&mut Vec<PushedDescriptor>> {
+        let state = self.bind_point_mut(bind_point)?;
         let index = set as usize;
-        if state.pushed_sets.len() <= index {
-            state.pushed_sets.resize(index + 1, None);
-        }
         if let Some(bound) = state.sets.get_mut(index) {
             *bound = None;
         }
         state.forget_buffer_binding(index);
-        let slot = &mut state.pushed_sets[index];
-        match slot {
-            // Later pushes to the same set with the same layout update it.
-            Some(existing) if existing.layout == pushed.layout => {
-                for write in pushed.writes {
-                    existing.writes.retain(|w| (w.binding, w.array_element) != (write.binding, write.array_element));
-                    existing.writes.push(write);
-                }
-            }
-            _ => *slot = Some(pushed),
+        let pushed =
+            slot(&mut state.pushed_sets, index).get_or_insert_with(|| PushedSet { layout, writes: Vec::new() });
+        if pushed.layout != layout {
+            pushed.layout = layout;
+            pushed.writes.clear();
         }
+        Some(&mut pushed.writes)
     }
 
     /// Records `vkCmdSetDescriptorBufferOffsetsEXT`.
@@ -297,9 +338,13 @@ impl Shadow {
 
     /// Records `vkCmdSetViewport` (`set_scissor`: `vkCmdSetScissor`).
     pub(crate) fn set_viewports(&mut self, first: u32, viewports: &[vk::Viewport]) {
-        let values: Vec<[f32; 6]> =
-            viewports.iter().map(|v| [v.x, v.y, v.width, v.height, v.min_depth, v.max_depth]).collect();
-        write_from(&mut self.viewports, first as usize, &values);
+        let first = first as usize;
+        if self.viewports.len() < first + viewports.len() {
+            self.viewports.resize(first + viewports.len(), [0.0; 6]);
+        }
+        for (kept, v) in self.viewports[first..].iter_mut().zip(viewports) {
+            *kept = [v.x, v.y, v.width, v.height, v.min_depth, v.max_depth];
+        }
     }
 
     /// The viewports as `vkCmdSetViewport` takes them.
@@ -415,25 +460,54 @@ mod tests {
         assert_eq!(cb.push_constants.ranges.last(), Some(&(stage, 250, 6)));
     }
 
+    /// A push of storage buffers `(binding, buffer)` to set 0 with `l`, as the hooks make it.
+    fn push(cb: &mut Shadow, l: vk::PipelineLayout, writes: &[(u32, u64)]) {
+        let list = cb.pushed_writes(vk::PipelineBindPoint::COMPUTE, 0, l).unwrap();
+        for &(binding, buffer) in writes {
+            let e = latest_entry(list, binding, 0);
+            e.reset(binding, 0, vk::DescriptorType::STORAGE_BUFFER);
+            e.buffers.push((vk::Buffer::from_raw(buffer), 0, 4));
+        }
+    }
+
+    fn buffers_of(cb: &Shadow) -> Vec<(u32, u64)> {
+        let pushed = cb.compute.pushed_sets[0].as_ref().unwrap();
+        pushed.writes.iter().map(|w| (w.binding, w.buffers[0].0.as_raw())).collect()
+    }
+
     #[test]
     fn pushed_sets_replace_bound_sets_and_merge_writes() {
         let mut cb = Shadow::default();
-        let bp = vk::PipelineBindPoint::COMPUTE;
-        cb.bind_sets(bp, layout(1), 0, &[set(1)], &[], &[]);
-        let write = |binding, buffer: u64| PushedDescriptor {
-            binding,
-            array_element: 0,
-            descriptor_type: vk::DescriptorType::STORAGE_BUFFER,
-            images: vec![],
-            buffers: vec![(vk::Buffer::from_raw(buffer), 0, 4)],
-            texel_views: vec![],
-        };
-        cb.push_set(bp, 0, PushedSet { layout: layout(1), writes: vec![write(0, 7), write(1, 8)] });
-        cb.push_set(bp, 0, PushedSet { layout: layout(1), writes: vec![write(0, 9)] });
+        cb.bind_sets(vk::PipelineBindPoint::COMPUTE, layout(1), 0, &[set(1)], &[], &[]);
+        push(&mut cb, layout(1), &[(0, 7), (1, 8)]);
+        push(&mut cb, layout(1), &[(0, 9)]);
         assert_eq!(cb.compute.sets[0], None);
-        let pushed = cb.compute.pushed_sets[0].as_ref().unwrap();
-        assert_eq!(pushed.writes.len(), 2);
-        assert_eq!(pushed.writes[1], write(0, 9));
+        assert_eq!(buffers_of(&cb), [(1, 8), (0, 9)], "the latest write of binding 0 last");
+        push(&mut cb, layout(2), &[(3, 5)]);
+        assert_eq!(buffers_of(&cb), [(3, 5)], "another layout starts afresh");
+    }
+
+    #[test]
+    fn the_hooks_shadowing_allocates_nothing_once_warm() {
+        let mut cb = Shadow::default();
+        let bp = vk::PipelineBindPoint::COMPUTE;
+        let vp = vk::Viewport { width: 8.0, height: 8.0, max_depth: 1.0, ..Default::default() };
+        let scissor = vk::Rect2D::default();
+        let record = |cb: &mut Shadow| {
+            cb.push_constants(layout(1), vk::ShaderStageFlags::COMPUTE, 0, &[1, 2, 3, 4]);
+            // Sets 1 and 2 bound with dynamic offsets, set 0 pushed.
+            cb.bind_sets(bp, layout(1), 1, &[set(1), set(2)], &[16, 32], &[0, 1, 1]);
+            cb.bind_point_mut(bp).unwrap().pipeline = vk::Pipeline::from_raw(7);
+            push(cb, layout(1), &[(0, 7), (1, 8)]);
+            cb.set_viewports(0, &[vp, vp]);
+            cb.set_scissors(0, &[scissor]);
+        };
+        record(&mut cb);
+        let before = crate::counting_allocator::allocations();
+        for _ in 0..100 {
+            record(&mut cb);
+        }
+        assert_eq!(crate::counting_allocator::allocations() - before, 0, "allocations in 100 rounds of calls");
     }
 
     #[test]
