@@ -1,12 +1,15 @@
 //! Pass-through overhead per `vkCmd*` call with the layer enabled and
 //! unused: `demo`'s `cmd_cost` measurement ([`demo::cmd_cost`]) run on the
-//! bench's device, CPU time of recording only (nothing is submitted).
+//! bench's device with 1, 4 and 16 recording threads (each its own command
+//! pool), CPU time of recording only (nothing is submitted).
 
-use demo::cmd_cost::{Cost, PassThrough};
+use demo::cmd_cost::{self, PassThrough, Skipped, ThreadRun};
 
-/// Calls of each command per repeat, and repeats: full, then `--quick`.
+/// Calls of each command per thread and repeat, and repeats: full, then `--quick`.
 const FULL: (u32, u32) = (200_000, 5);
 const QUICK: (u32, u32) = (50_000, 5);
+/// Recording threads at once, one measurement each.
+const THREADS: [u32; 3] = [1, 4, 16];
 
 /// The per-command medians and how they were taken.
 #[derive(Debug, Clone)]
@@ -18,14 +21,41 @@ pub struct Figures {
     /// The instance without the layer lists the extension too (a native
     /// driver or an implicit layer), so `without` may include a layer.
     pub plain_lists_amdx: bool,
-    pub costs: Vec<Cost>,
+    /// CPU cores the bench could use (`None` when unknown): with more
+    /// threads than cores, the times include waiting for a core.
+    pub cores: Option<usize>,
+    /// Commands the device cannot record, left out of every run.
+    pub skipped: Vec<Skipped>,
+    /// One per thread count, in [`THREADS`] order.
+    pub runs: Vec<ThreadRun>,
+}
+
+impl Figures {
+    /// The one-thread run (the figures from before threads were measured).
+    pub fn single(&self) -> Option<&ThreadRun> {
+        self.runs.iter().find(|r| r.threads == 1)
+    }
 }
 
 /// Measures on physical device `device_index` (enumeration order).
 pub fn run(entry: &ash::Entry, device_index: usize, quick: bool) -> Result<Figures, String> {
     let (iters, repeats) = if quick { QUICK } else { FULL };
-    println!("pass-through: {iters} calls of each command x {repeats} repeats, 3 configurations ...");
-    let rigs = PassThrough::new(entry, device_index)?;
-    let costs = rigs.measure(iters, repeats)?;
-    Ok(Figures { device: rigs.device().to_string(), iters, repeats, plain_lists_amdx: rigs.plain_lists_amdx(), costs })
+    println!(
+        "pass-through: {iters} calls of each command per thread x {repeats} repeats, {THREADS:?} threads, \
+         3 configurations ..."
+    );
+    let mut rigs = PassThrough::new(entry, device_index)?;
+    let mut runs = Vec::with_capacity(THREADS.len());
+    for threads in THREADS {
+        runs.push(ThreadRun { threads, costs: rigs.measure_threads(iters, repeats, threads)? });
+    }
+    Ok(Figures {
+        device: rigs.device().to_string(),
+        iters,
+        repeats,
+        plain_lists_amdx: rigs.plain_lists_amdx(),
+        cores: cmd_cost::cores(),
+        skipped: rigs.skipped(),
+        runs,
+    })
 }

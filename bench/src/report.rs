@@ -1,6 +1,7 @@
 //! Results: one [`Row`] per workload, the printed tables (timings, scratch,
 //! pass-through), and the JSON file under `bench/results/<device-slug>.json`.
 
+use demo::cmd_cost::{scaling, Cost};
 use serde_json::{json, Value};
 
 use crate::pass_through::Figures;
@@ -123,16 +124,25 @@ pub fn print_scratch(rows: &[Row]) {
     }
 }
 
-/// Prints the pass-through table (`demo`'s `cmd_cost` layout).
+/// Prints the pass-through tables (`demo`'s `cmd_cost` layout), one per
+/// thread count, then how the added cost grows with the threads.
 pub fn print_pass_through(p: &Figures) {
     println!(
-        "\npass-through per vkCmd* call, CPU ns ({} calls x {} repeats, medians): {}",
+        "\npass-through per vkCmd* call, CPU ns per call per thread ({} calls x {} repeats per thread, \
+         medians over threads and repeats): {}",
         p.iters, p.repeats, p.device
     );
     if p.plain_lists_amdx {
         println!("(the instance without the layer lists VK_AMDX_shader_enqueue too: driver or implicit layer)");
     }
-    demo::cmd_cost::print_table(&p.costs);
+    for run in &p.runs {
+        println!("\n{} thread(s), each its own command pool:", run.threads);
+        if let Some(c) = p.cores.filter(|&c| run.threads as usize > c) {
+            println!("(more threads than the {c} cores: the times include waiting for a core)");
+        }
+        demo::cmd_cost::print_table(&run.costs, &p.skipped);
+    }
+    demo::cmd_cost::print_scaling(&p.runs);
 }
 
 /// A file-name slug of a device name: lowercase ASCII alphanumerics and dashes.
@@ -179,21 +189,33 @@ fn scratch_json(s: &Scratch) -> Value {
     })
 }
 
-/// The pass-through section.
+/// One command's medians and added costs.
+fn cost_json(c: &Cost) -> Value {
+    json!({
+        "command": c.command,
+        "without_ns": c.without_ns,
+        "layer_ns": c.layer_ns,
+        "layer_amdx_ns": c.layer_amdx_ns,
+        "layer_added_ns": c.layer_added_ns(),
+        "layer_amdx_added_ns": c.layer_amdx_added_ns(),
+    })
+}
+
+/// The pass-through section: `commands` is the one-thread run (as before
+/// threads were measured), `by_threads` every run, `skipped` the commands
+/// the device cannot record, `layer_amdx_added_ratio` the added cost
+/// (layer+amdx) at the most threads over that at one thread.
 fn pass_through_json(p: &Figures) -> Value {
-    let commands: Vec<Value> = p
-        .costs
+    let commands: Vec<Value> = p.single().map(|r| r.costs.iter().map(cost_json).collect()).unwrap_or_default();
+    let by_threads: Vec<Value> = p
+        .runs
         .iter()
-        .map(|c| {
-            json!({
-                "command": c.command,
-                "without_ns": c.without_ns,
-                "layer_ns": c.layer_ns,
-                "layer_amdx_ns": c.layer_amdx_ns,
-                "layer_added_ns": c.layer_added_ns(),
-                "layer_amdx_added_ns": c.layer_amdx_added_ns(),
-            })
-        })
+        .map(|r| json!({ "threads": r.threads, "costs": r.costs.iter().map(cost_json).collect::<Vec<_>>() }))
+        .collect();
+    let skipped: Vec<Value> = p.skipped.iter().map(|s| json!({ "command": s.command, "why": s.why })).collect();
+    let ratios: Vec<Value> = scaling(&p.runs)
+        .iter()
+        .map(|s| json!({ "command": s.command, "threads": s.threads, "ratio": s.ratio }))
         .collect();
     json!({
         "device": p.device,
@@ -201,6 +223,10 @@ fn pass_through_json(p: &Figures) -> Value {
         "repeats": p.repeats,
         "plain_instance_lists_amdx": p.plain_lists_amdx,
         "commands": commands,
+        "cores": p.cores,
+        "skipped": skipped,
+        "by_threads": by_threads,
+        "layer_amdx_added_ratio": ratios,
     })
 }
 
@@ -297,7 +323,9 @@ impl Scratch {
 
 #[cfg(test)]
 mod tests {
-    use super::{human, slug};
+    use super::{human, pass_through_json, slug};
+    use crate::pass_through::Figures;
+    use demo::cmd_cost::{Cost, Skipped, ThreadRun};
 
     #[test]
     fn human_bytes() {
@@ -310,5 +338,28 @@ mod tests {
     fn slugs() {
         assert_eq!(slug("llvmpipe (LLVM 15.0.6, 256 bits)"), "llvmpipe-llvm-15-0-6-256-bits");
         assert_eq!(slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
+    }
+
+    #[test]
+    fn pass_through_sections() {
+        let cost = |without_ns, layer_amdx_ns| Cost { command: "c", without_ns, layer_ns: without_ns, layer_amdx_ns };
+        let p = Figures {
+            device: "d".into(),
+            iters: 10,
+            repeats: 3,
+            plain_lists_amdx: false,
+            cores: Some(2),
+            skipped: vec![Skipped { command: "s", why: "w" }],
+            runs: vec![
+                ThreadRun { threads: 1, costs: vec![cost(10.0, 12.0)] },
+                ThreadRun { threads: 16, costs: vec![cost(10.0, 16.0)] },
+            ],
+        };
+        let v = pass_through_json(&p);
+        assert_eq!(v["commands"][0]["layer_amdx_added_ns"], 2.0);
+        assert_eq!(v["by_threads"][1]["threads"], 16);
+        assert_eq!(v["by_threads"][1]["costs"][0]["layer_amdx_added_ns"], 6.0);
+        assert_eq!(v["skipped"][0]["command"], "s");
+        assert_eq!(v["layer_amdx_added_ratio"][0]["ratio"], 3.0);
     }
 }
