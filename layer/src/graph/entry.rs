@@ -159,17 +159,19 @@ fn write_grid_starts(
     .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
     let max_total = u64::from(crate::advertise::properties().max_execution_graph_workgroups);
     let starts = block.words_mut(s.starts_at, s.records as usize);
+    let read = GridReader::new(&schedule);
+    let limit = max_grid.map(u64::from);
     let mut total = 0u64;
     let mut record = 0usize;
     for input in &s.inputs {
         for i in 0..input.count as usize {
-            let grid = grid_of(input.payloads.get(i * input.stride..).unwrap_or(&[]), &schedule);
+            let grid = read.grid(input.payloads, i * input.stride);
             if let Some(word) = starts.get_mut(record) {
                 *word = total as u32;
             }
             // Saturating: three components of up to 2^32 overflow a u64.
-            total = total.saturating_add(grid.iter().fold(1u64, |n, &g| n.saturating_mul(g)));
-            let over = grid.iter().zip(max_grid).any(|(&g, m)| g > u64::from(m));
+            total = total.saturating_add(grid[0].saturating_mul(grid[1]).saturating_mul(grid[2]));
+            let over = grid[0] > limit[0] || grid[1] > limit[1] || grid[2] > limit[2];
             if over || total > max_total {
                 return Err(RecordError::GridTooLarge {
                     node: graph.graph.nodes[s.slot].decl.name.clone(),
@@ -252,19 +254,38 @@ fn dispatch(
     (0, d)
 }
 
-/// A dynamic-grid record's grid (absent components are 1).
-fn grid_of(record: &[u8], schedule: &meta_shaders::NodeSchedule) -> [u64; 3] {
-    std::array::from_fn(|c| {
-        let c = c as u32;
-        if c >= schedule.grid_components {
-            return 1;
+/// Reads dynamic grids from records, as the node's schedule lays them out
+/// (components of 2 or 4 bytes from `grid_offset`; absent ones are 1, a
+/// component past the record reads 0). Host dispatches read one a record,
+/// so the layout is decided once, not per record.
+struct GridReader {
+    offset: usize,
+    bytes: usize,
+    components: usize,
+}
+
+impl GridReader {
+    fn new(schedule: &meta_shaders::NodeSchedule) -> Self {
+        GridReader {
+            offset: schedule.grid_offset as usize,
+            bytes: schedule.grid_bytes as usize,
+            components: schedule.grid_components.min(3) as usize,
         }
-        let at = (schedule.grid_offset + c * schedule.grid_bytes) as usize;
-        let bytes = record.get(at..at + schedule.grid_bytes as usize).unwrap_or(&[]);
-        match bytes {
-            [a, b] => u64::from(u16::from_le_bytes([*a, *b])),
-            [a, b, c, d] => u64::from(u32::from_le_bytes([*a, *b, *c, *d])),
-            _ => 0,
+    }
+
+    /// The grid of the record at byte `at` of `payloads`.
+    fn grid(&self, payloads: &[u8], at: usize) -> [u64; 3] {
+        let mut grid = [1u64; 3];
+        for (c, g) in grid.iter_mut().enumerate().take(self.components) {
+            let from = at + self.offset + c * self.bytes;
+            *g = match self.bytes {
+                4 => {
+                    payloads.get(from..from + 4).map_or(0, |b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                }
+                2 => payloads.get(from..from + 2).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]]))),
+                _ => 0,
+            };
         }
-    })
+        grid
+    }
 }
