@@ -8,7 +8,8 @@
 //! level. Most kernels are lowered without the graph's tables (they read
 //! geometry from the schedules); the `*_with_tables` tests lower against
 //! them, as the layer does. Without a usable device the tests fail with a
-//! message (set SPIRV_LOWERING_NO_GPU=1 to skip them explicitly).
+//! message (set SPIRV_LOWERING_NO_GPU=1 to skip them explicitly). A test
+//! whose device lacks what it needs skips through [`skip`], which CI sees.
 
 mod common;
 mod gpu;
@@ -33,6 +34,32 @@ fn device() -> Option<Gpu> {
         Err(e) => panic!(
             "no usable Vulkan device ({e}); lavapipe: apt install mesa-vulkan-drivers; SPIRV_LOWERING_NO_GPU=1 skips"
         ),
+    }
+}
+
+/// Says that the calling test does not run here because `why`; `runs_on`
+/// names the lanes (`old`, `modern`, `gpu`) whose driver has what it needs.
+/// The same rule and log as `conformance_tests::skip::skip`, which this crate
+/// cannot depend on: on the lane `EMU_SE_LANE` names, if listed, the test
+/// fails; otherwise a `lane\tbinary\ttest\twhy` line goes to `EMU_SE_SKIP_LOG`.
+fn skip(runs_on: &[&str], why: &str) {
+    use std::io::Write;
+    let lane = std::env::var("EMU_SE_LANE").unwrap_or_else(|_| "unnamed".into());
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    if runs_on.contains(&lane.as_str()) {
+        panic!("execute::{test} cannot run on the {lane} lane, which should have what it needs: {why}");
+    }
+    eprintln!("skipped: {why} (runs on: {})", runs_on.join(", "));
+    let Some(path) = std::env::var_os("EMU_SE_SKIP_LOG") else { return };
+    let line = format!("{lane}\texecute\t{test}\t{why}\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    // The log is how CI sees skips: not being able to write it fails.
+    if let Err(e) = written {
+        panic!("cannot append to the skip log {}: {e}", std::path::Path::new(&path).display());
     }
 }
 
@@ -535,7 +562,7 @@ fn shader_index_from_node_info_with_tables() {
 fn dynamic_grid_u16() {
     let Some(mut g) = device() else { return };
     if !g.has16 {
-        eprintln!("skipped: device without 16-bit storage");
+        skip(&["old", "modern", "gpu"], "device without 16-bit storage");
         return;
     }
     let words = lowered("06_broadcast_dynamic_u16x3.spv", "dynGrid16", |_| {});

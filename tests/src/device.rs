@@ -9,6 +9,7 @@ use vk_host::submit::memory_barrier;
 
 use crate::error::{Error, Result};
 use crate::instance::TestInstance;
+use crate::skip::{skip, Lane};
 
 static QUEUE_PRIORITY: [f32; 1] = [1.0];
 
@@ -114,9 +115,8 @@ impl<'i> TestDevice<'i> {
 
     /// A device with `VK_AMDX_shader_enqueue` (`shaderEnqueue`,
     /// `bufferDeviceAddress`), `queues` queues of `family`, and `extras`.
-    /// `None`, with a line saying so, when the driver lacks an extra (Mesa
-    /// 22.3 lacks the Vulkan 1.4 ones); under `EMU_SE_LANE=modern` that is a
-    /// failure.
+    /// `None` (a [`skip`]) when the driver lacks an extra (Mesa 22.3 lacks
+    /// the Vulkan 1.4 ones); on the modern and GPU lanes that is a failure.
     pub fn with_amdx_extras(
         instance: &'i TestInstance,
         physical: vk::PhysicalDevice,
@@ -135,8 +135,7 @@ impl<'i> TestDevice<'i> {
         let listed = instance.device_extensions(physical).expect("extensions");
         for ext in &wanted {
             if !listed.iter().any(|(n, _)| n.as_bytes() == ext.to_bytes()) {
-                assert!(!crate::env::modern_lane_required(), "the modern lane's driver lacks {ext:?}");
-                eprintln!("skipped: the driver lacks {ext:?} (the modern lane runs this test)");
+                skip(&[Lane::Modern, Lane::Gpu], &format!("the driver lacks {}", ext.to_string_lossy()));
                 return None;
             }
         }

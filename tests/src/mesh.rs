@@ -15,6 +15,7 @@ use vk_host::render::{self, ColorTarget};
 
 use crate::device::Owned;
 use crate::error::{Error, Result};
+use crate::skip::{skip, Lane};
 use crate::{HostBuffer, TestDevice, TestInstance};
 
 /// `scene` and `row` (DXC 1.9, `tests/shaders/mesh/scene.hlsl`).
@@ -143,12 +144,11 @@ pub fn mesh_enqueue_offered(inst: &TestInstance, pd: vk::PhysicalDevice) -> bool
 }
 
 /// A device with `shaderMeshEnqueue`, dynamic rendering and maintenance5 on
-/// a graphics + compute queue, or `None` (with a line saying so) where the
-/// layer does not offer mesh nodes; under `EMU_SE_LANE=modern` that fails.
+/// a graphics + compute queue, or `None` (a [`skip`]) where the layer does
+/// not offer mesh nodes; on the modern and GPU lanes that fails.
 pub fn mesh_device<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice) -> Option<TestDevice<'i>> {
     if !mesh_enqueue_offered(inst, pd) {
-        assert!(!crate::env::modern_lane_required(), "the modern lane's driver has no shaderMeshEnqueue");
-        eprintln!("skipped: no shaderMeshEnqueue (no VK_EXT_mesh_shader below; the modern lane runs this test)");
+        skip(&[Lane::Modern, Lane::Gpu], "no shaderMeshEnqueue (no VK_EXT_mesh_shader below)");
         return None;
     }
     inst.log().tolerate(MAINTENANCE5_UNKNOWN_TO_VALIDATION);

@@ -6,8 +6,8 @@
 //! A compute dispatch recorded after it (`scale_add.comp`, offsets set at
 //! the compute bind point before the graph dispatch) still finds its own
 //! descriptor: the layer restores the compute bind point's offsets. On a
-//! driver without the extension (Mesa 22.3) the test says so and passes,
-//! unless `EMU_SE_LANE=modern` requires it. A second run places the graph's
+//! driver without the extension (Mesa 22.3) the test skips (see
+//! `conformance_tests::skip`); the modern and GPU lanes must run it. A second run places the graph's
 //! descriptors with `VK_KHR_maintenance6`'s
 //! `vkCmdSetDescriptorBufferOffsets2EXT` for the compute stage instead, which
 //! reaches both bind points.
@@ -21,6 +21,7 @@ use conformance_tests::compute::{scale_add_push, spirv_words};
 use conformance_tests::descriptor_heap::DescriptorHeap;
 use conformance_tests::graph::{raw_hello_chain, RawDispatch};
 use conformance_tests::models::hello_chain;
+use conformance_tests::skip::{skip, Lane};
 use conformance_tests::{compute_queue_family, env, Extras, InstanceOptions, TestDevice, TestInstance};
 use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
@@ -238,7 +239,7 @@ fn red_texel(dev: &TestDevice<'_>) -> (vk::Image, vk::DeviceMemory, vk::ImageVie
 /// a texture with the embedded immutable sampler of set 1. Checked on
 /// NVIDIA's driver: lavapipe 25.0.7 crashes in the shader when a compute
 /// dispatch samples through an embedded sampler, also in a plain compute
-/// pipeline without this layer, so the test says so there and passes.
+/// pipeline without this layer, so it skips there; the GPU lane runs it.
 #[test]
 fn embedded_samplers_reach_the_graph() {
     for with_maintenance6 in [false, true] {
@@ -256,7 +257,7 @@ fn embedded_samplers(with_maintenance6: bool) {
     // SAFETY: valid physical device and output chain.
     unsafe { inst.instance.get_physical_device_properties2(pd, &mut p2) };
     if driver.driver_id == vk::DriverId::MESA_LLVMPIPE {
-        eprintln!("skipped: lavapipe crashes on embedded samplers in compute shaders (without this layer too)");
+        skip(&[Lane::Gpu], "lavapipe crashes on embedded samplers in compute shaders (without this layer too)");
         inst.finish();
         return;
     }
