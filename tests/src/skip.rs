@@ -3,7 +3,8 @@
 //! A test that cannot run on the driver it was given (no second queue, no
 //! mesh shaders, a driver bug) calls [`skip`] and returns. The skip is
 //! printed, and appended to the file named by [`SKIP_LOG_ENV`] (set by
-//! `cargo xtask test`, which lists every skip of each lane at the end). Each
+//! `cargo xtask test`, which lists every skip of each lane at the end, and
+//! by the `run.sh` of `cargo xtask gpu-tests`, which lists the GPU's). Each
 //! skip names the lanes that have what the test needs: a skip on one of
 //! those lanes (the lane is [`LANE_ENV`](crate::env::LANE_ENV)) fails the
 //! test instead, so a lane can never silently stop running it.

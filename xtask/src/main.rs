@@ -1,8 +1,12 @@
 //! `cargo xtask <command>`: the project's task runner (std + serde_json).
 //!
-//! - `test`: debug-build the layer, `cargo test --workspace` against it, then
+//! - `test`: debug-build the layer, `cargo test --workspace` against it on
+//!   the old lane (Debian's lavapipe) and the conformance tests on the
+//!   modern lane (Mesa 25's), list every lane's run-time skips, then
 //!   release-build it and check that `vulkaninfo` through the in-tree
 //!   manifest lists `VK_AMDX_shader_enqueue` at revision 2.
+//! - `gpu-tests <dir>`: a folder (test binaries, layer, `run.sh`) that runs
+//!   the tests needing hardware lavapipe lacks on a GPU machine without Rust.
 //! - `demo`: release-build layer and demo, run the demo through the in-tree
 //!   manifest (system drivers first, lavapipe as fallback).
 //! - `install` / `uninstall`: write / remove the implicit-layer manifest
@@ -10,18 +14,24 @@
 //! - `struct-sizes`: regenerate the layer's `pNext` size table from ash.
 
 mod demo;
+mod gpu_tests;
 mod install;
 mod paths;
 mod run;
+mod skips;
 mod struct_sizes;
 mod test;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <test|demo|install|uninstall|struct-sizes>
+const USAGE: &str = "usage: cargo xtask <test|gpu-tests|demo|install|uninstall|struct-sizes>
 
-  test       build the layer (debug), run `cargo test --workspace` against it,
+  test       build the layer (debug), run `cargo test --workspace` against it (old lane)
+             and the conformance tests on Mesa 25 (modern lane), list run-time skips,
              build it (release) and check vulkaninfo lists VK_AMDX_shader_enqueue rev 2
+  gpu-tests <dir> [test ...]
+             build the layer and the hardware-only test files (release) into <dir>
+             with a run.sh for a GPU machine without Rust (see xtask/src/gpu_tests.rs)
   demo       build layer + demo (release) and run the demo through manifests/
   install    build the layer (release) and write the implicit manifest to
              $XDG_DATA_HOME/vulkan/implicit_layer.d/ (default ~/.local/share/...)
@@ -33,6 +43,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test::run(&args[1..]),
+        Some("gpu-tests") => gpu_tests::run(&args[1..]),
         Some("demo") => demo::run(&args[1..]),
         Some("install") => install::install(),
         Some("uninstall") => install::uninstall(),

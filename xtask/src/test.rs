@@ -4,23 +4,34 @@
 //!    setting only exists there).
 //! 2. `cargo test --workspace` with `EMU_SE_LAYER_LIB` = that library (extra
 //!    arguments are passed to cargo test, e.g. `-- --nocapture`), on Debian
-//!    12's lavapipe (Mesa 22.3, Vulkan 1.3): the old-driver lane.
+//!    12's lavapipe (Mesa 22.3, Vulkan 1.3): the old-driver lane,
+//!    `EMU_SE_LANE=old`.
 //! 3. `cargo test -p conformance-tests` and the lowering's GPU-harness tests
 //!    (`spirv-lowering --test execute`) again on Mesa 25's lavapipe (Vulkan
-//!    1.4, `.lanes/mesa25/`, fetched by `.ci/install-deps`): the modern lane.
+//!    1.4, `.lanes/mesa25/`, fetched by `.ci/install-deps`): the modern lane,
+//!    `EMU_SE_LANE=modern`.
 //! 4. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
 //!    through `manifests/` on lavapipe must print
 //!    `VK_AMDX_shader_enqueue ... : extension revision 2`.
+//!
+//! Each lane's tests append their run-time skips to their own log
+//! (`EMU_SE_SKIP_LOG` = `<target>/skip-logs/<lane>.log`, see [`skips`]);
+//! after step 3 (or the failure of step 2 or 3) every lane's skips are
+//! listed. A skip on a lane that has what the test needs fails the test
+//! itself (`conformance_tests::skip`), so the list is for people to read.
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::paths::{self, LAVAPIPE_ICD, LAYER_NAME, MODERN_LANE_ICD};
 use crate::run;
+use crate::skips::{self, LANE_ENV, SKIP_LOG_ENV};
 
 /// Runs the four steps; stops at the first failure.
 pub fn run(extra: &[String]) -> Result<(), String> {
     let root = paths::repo_root();
+    let target = paths::target_dir()?;
+    skips::reset(&target)?;
     println!("xtask test: [1/4] debug build of the layer");
     run::status(run::cargo(["build", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
     let debug_lib = paths::layer_lib("debug")?;
@@ -28,9 +39,26 @@ pub fn run(extra: &[String]) -> Result<(), String> {
         return Err(format!("{} was not produced", debug_lib.display()));
     }
 
+    let lanes = lanes(&root, &target, &debug_lib, extra);
+    skips::report(&target)?;
+    lanes?;
+
+    println!("xtask test: [4/4] release build + vulkaninfo through manifests/");
+    run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
+    vulkaninfo_lists_extension(&paths::release_manifest_dir()?)
+}
+
+/// Steps 2 and 3: the tests on the old and the modern lane, each with its
+/// own skip log.
+fn lanes(root: &Path, target: &Path, debug_lib: &Path, extra: &[String]) -> Result<(), String> {
     println!("xtask test: [2/4] workspace tests against {} (old-driver lane: Mesa 22.3)", debug_lib.display());
+    let old_log = skips::fresh_log(target, "old")?;
     let mut test = run::cargo(["test", "--workspace"]);
-    test.args(extra).current_dir(&root).env("EMU_SE_LAYER_LIB", &debug_lib);
+    test.args(extra)
+        .current_dir(root)
+        .env("EMU_SE_LAYER_LIB", debug_lib)
+        .env(LANE_ENV, "old")
+        .env(SKIP_LOG_ENV, &old_log);
     run::status(&mut test)?;
 
     let modern_icd = root.join(MODERN_LANE_ICD);
@@ -41,21 +69,25 @@ pub fn run(extra: &[String]) -> Result<(), String> {
         ));
     }
     println!("xtask test: [3/4] conformance tests on the modern lane ({})", modern_icd.display());
+    let modern_log = skips::fresh_log(target, "modern")?;
     let mut modern = run::cargo(["test", "-p", "conformance-tests"]);
     modern
         .args(extra)
-        .current_dir(&root)
-        .env("EMU_SE_LAYER_LIB", &debug_lib)
+        .current_dir(root)
+        .env("EMU_SE_LAYER_LIB", debug_lib)
         .env("EMU_SE_ICD", &modern_icd)
-        .env("EMU_SE_LANE", "modern");
+        .env(LANE_ENV, "modern")
+        .env(SKIP_LOG_ENV, &modern_log);
     run::status(&mut modern)?;
     let mut kernels = run::cargo(["test", "-p", "spirv-lowering", "--test", "execute"]);
-    kernels.args(extra).current_dir(&root).env("VK_ICD_FILENAMES", &modern_icd).env("VK_DRIVER_FILES", &modern_icd);
-    run::status(&mut kernels)?;
-
-    println!("xtask test: [4/4] release build + vulkaninfo through manifests/");
-    run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
-    vulkaninfo_lists_extension(&paths::release_manifest_dir()?)
+    kernels
+        .args(extra)
+        .current_dir(root)
+        .env("VK_ICD_FILENAMES", &modern_icd)
+        .env("VK_DRIVER_FILES", &modern_icd)
+        .env(LANE_ENV, "modern")
+        .env(SKIP_LOG_ENV, &modern_log);
+    run::status(&mut kernels)
 }
 
 /// `VK_LAYER_PATH=<repo>/manifests VK_INSTANCE_LAYERS=... vulkaninfo` on
