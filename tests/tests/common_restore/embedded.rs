@@ -1,0 +1,301 @@
+//! Embedded samplers of descriptor buffers around a graph dispatch.
+//!
+//! `sample_embedded.comp` samples a 2x1 texture (texel 0 red [`RED`],
+//! texel 1 black) at u = 0.3 through set 1's embedded sampler: nearest
+//! filtering reads [`RED`], linear filtering about nine tenths of it.
+//! Compute's set 1 is the nearest sampler; the hello chain at the
+//! execution-graph bind point has the linear one as its set 1, so compute
+//! left with the graph's samplers reads the wrong value. Only the embedded
+//! samplers are bound at the compute bind point before the graph dispatch;
+//! the pipeline and set 0's offset follow it.
+
+use ash::vk;
+use conformance_tests::compute::spirv_words;
+use conformance_tests::graph::{raw_hello_chain, RawDispatch};
+use conformance_tests::models::hello_chain;
+use conformance_tests::{HostBuffer, TestDevice, TestInstance};
+use vk_amdx::{Commands, PIPELINE_BIND_POINT_EXECUTION_GRAPH};
+
+use super::{binding, compute_pipeline, descriptor_buffer_properties, pipeline_layout, set_layout};
+
+const SAMPLE_EMBEDDED: &[u8] = include_bytes!("../../shaders/sample_embedded.comp.spv");
+
+/// The red value of texel 0.
+const RED: u8 = 200;
+const RECORDS: [(u32, u32); 1] = [(4, 1)];
+
+pub struct Embedded<'d> {
+    dev: &'d TestDevice<'d>,
+    fns: Commands,
+    db: ash::ext::descriptor_buffer::Device,
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+    /// Nearest (compute's) and linear (the graph's).
+    samplers: [vk::Sampler; 2],
+    /// Compute's set 0, the graph's set 0, compute's set 1, the graph's set 1.
+    set_layouts: [vk::DescriptorSetLayout; 4],
+    compute_layout: vk::PipelineLayout,
+    graph_layout: vk::PipelineLayout,
+    heap: HostBuffer,
+    /// Where compute's set 0 starts in `heap` (the graph's starts at 0).
+    compute_offset: u64,
+    compute_module: vk::ShaderModule,
+    compute: vk::Pipeline,
+    graph_module: vk::ShaderModule,
+    graph: vk::Pipeline,
+    out: HostBuffer,
+    uav: HostBuffer,
+    dispatch: RawDispatch,
+}
+
+impl<'d> Embedded<'d> {
+    /// The scene on `dev`, which has `VK_EXT_descriptor_buffer`.
+    pub fn new(inst: &TestInstance, dev: &'d TestDevice<'d>) -> Self {
+        let d = &dev.device;
+        let fns = dev.amdx_commands().expect("graph entry points");
+        let db = ash::ext::descriptor_buffer::Device::new(&inst.instance, d);
+        let props = descriptor_buffer_properties(dev);
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let out = dev.create_host_buffer(64, usage).expect("out");
+        out.write_u32(&[0; 16]).expect("clear");
+        let uav = dev.create_host_buffer(32, usage).expect("uav");
+        uav.write_u32(&[0; 8]).expect("clear");
+        let (image, memory, view) = texture(dev);
+        let samplers = [sampler(dev, vk::Filter::NEAREST), sampler(dev, vk::Filter::LINEAR)];
+
+        let on_heap = vk::DescriptorSetLayoutCreateFlags::DESCRIPTOR_BUFFER_EXT;
+        let embedded = on_heap | vk::DescriptorSetLayoutCreateFlags::EMBEDDED_IMMUTABLE_SAMPLERS_EXT;
+        let compute_set0 = set_layout(
+            dev,
+            &[binding(0, vk::DescriptorType::SAMPLED_IMAGE), binding(1, vk::DescriptorType::STORAGE_BUFFER)],
+            on_heap,
+        );
+        let graph_set0 = set_layout(dev, &[binding(0, vk::DescriptorType::STORAGE_BUFFER)], on_heap);
+        let nearest = [samplers[0]];
+        let linear = [samplers[1]];
+        let compute_set1 =
+            set_layout(dev, &[binding(0, vk::DescriptorType::SAMPLER).immutable_samplers(&nearest)], embedded);
+        let graph_set1 =
+            set_layout(dev, &[binding(0, vk::DescriptorType::SAMPLER).immutable_samplers(&linear)], embedded);
+        let compute_layout = pipeline_layout(dev, &[compute_set0, compute_set1], 0);
+        let graph_layout = pipeline_layout(dev, &[graph_set0, graph_set1], 0);
+
+        // SAFETY: set layouts created for descriptor buffers.
+        let (graph_size, compute_size) =
+            unsafe { (db.get_descriptor_set_layout_size(graph_set0), db.get_descriptor_set_layout_size(compute_set0)) };
+        let compute_offset = graph_size.next_multiple_of(props.descriptor_buffer_offset_alignment);
+        let heap = dev
+            .create_host_buffer(
+                compute_offset + compute_size,
+                vk::BufferUsageFlags::RESOURCE_DESCRIPTOR_BUFFER_EXT | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+            )
+            .expect("heap");
+        let storage = |target: &HostBuffer| vk::DescriptorAddressInfoEXT {
+            address: target.address.expect("address"),
+            range: target.size,
+            format: vk::Format::UNDEFINED,
+            ..Default::default()
+        };
+        let (uav_address, out_address) = (storage(&uav), storage(&out));
+        let image_info =
+            vk::DescriptorImageInfo::default().image_view(view).image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL);
+        let (storage_buffer, sampled_image) = (vk::DescriptorType::STORAGE_BUFFER, vk::DescriptorType::SAMPLED_IMAGE);
+        let descriptors = [
+            (graph_set0, 0, 0, storage_buffer, vk::DescriptorDataEXT { p_storage_buffer: &uav_address }),
+            (compute_set0, compute_offset, 0, sampled_image, vk::DescriptorDataEXT { p_sampled_image: &image_info }),
+            (compute_set0, compute_offset, 1, storage_buffer, vk::DescriptorDataEXT { p_storage_buffer: &out_address }),
+        ];
+        for (layout, base, at, ty, data) in descriptors {
+            let size = if ty == sampled_image {
+                props.sampled_image_descriptor_size
+            } else {
+                props.storage_buffer_descriptor_size
+            };
+            let mut bytes = vec![0u8; size];
+            // SAFETY: (block) valid device; `data` points at a live info of `ty`;
+            // `bytes` holds one descriptor of `ty`.
+            let offset = unsafe {
+                db.get_descriptor(&vk::DescriptorGetInfoEXT::default().ty(ty).data(data), &mut bytes);
+                db.get_descriptor_set_layout_binding_offset(layout, at)
+            };
+            heap.write_bytes((base + offset) as usize, &bytes).expect("descriptor");
+        }
+
+        let flags = vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT;
+        let words = spirv_words(SAMPLE_EMBEDDED).expect("spirv");
+        // SAFETY: valid device and code.
+        let compute_module =
+            unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
+                .expect("module");
+        let compute = compute_pipeline(dev, compute_module, compute_layout, flags);
+        let (graph, graph_module) =
+            raw_hello_chain(dev, &fns, graph_layout, flags, vk::PipelineCache::null(), std::ptr::null())
+                .expect("graph");
+        let dispatch = RawDispatch::new(dev, &fns, graph, &RECORDS).expect("dispatch");
+        Embedded {
+            dev,
+            fns,
+            db,
+            image,
+            memory,
+            view,
+            samplers,
+            set_layouts: [compute_set0, graph_set0, compute_set1, graph_set1],
+            compute_layout,
+            graph_layout,
+            heap,
+            compute_offset,
+            compute_module,
+            compute,
+            graph_module,
+            graph,
+            out,
+            uav,
+            dispatch,
+        }
+    }
+
+    /// Records: compute's embedded samplers, the graph's state at its bind
+    /// point, the graph dispatch, compute's pipeline and set 0, the sampling
+    /// dispatch.
+    pub fn record(&mut self, cb: vk::CommandBuffer) {
+        let (d, db) = (&self.dev.device, &self.db);
+        let compute = vk::PipelineBindPoint::COMPUTE;
+        let graph = PIPELINE_BIND_POINT_EXECUTION_GRAPH;
+        let heaps = [vk::DescriptorBufferBindingInfoEXT::default()
+            .address(self.heap.address.expect("heap address"))
+            .usage(vk::BufferUsageFlags::RESOURCE_DESCRIPTOR_BUFFER_EXT)];
+        // SAFETY: (block) `cb` is recording on this device; the handles are ours.
+        unsafe {
+            db.cmd_bind_descriptor_buffers(cb, &heaps);
+            db.cmd_bind_descriptor_buffer_embedded_samplers(cb, compute, self.compute_layout, 1);
+            d.cmd_bind_pipeline(cb, graph, self.graph);
+            db.cmd_set_descriptor_buffer_offsets(cb, graph, self.graph_layout, 0, &[0], &[0]);
+            db.cmd_bind_descriptor_buffer_embedded_samplers(cb, graph, self.graph_layout, 1);
+        }
+        self.dispatch.record(self.dev, &self.fns, cb);
+        self.dev.compute_barrier(cb);
+        // SAFETY: as above; set 0 with compute's layout keeps its set 1.
+        unsafe {
+            d.cmd_bind_pipeline(cb, compute, self.compute);
+            db.cmd_set_descriptor_buffer_offsets(cb, compute, self.compute_layout, 0, &[0], &[self.compute_offset]);
+            d.cmd_dispatch(cb, 1, 1, 1);
+        }
+        self.dev.host_read_barrier(cb);
+    }
+
+    /// The graph's sums, and texel 0 sampled with compute's nearest sampler.
+    pub fn check(&self) {
+        assert_eq!(self.uav.read_u32(8).expect("read"), hello_chain(&RECORDS, &[]), "the graph's buffer");
+        let got = self.out.read_u32(1).expect("read")[0];
+        assert_eq!(got, u32::from(RED), "sampled through compute's embedded (nearest) sampler");
+    }
+}
+
+impl Drop for Embedded<'_> {
+    fn drop(&mut self) {
+        let d = &self.dev.device;
+        // SAFETY: the device is idle after `submit_once`; every object is ours.
+        unsafe {
+            d.destroy_pipeline(self.graph, None);
+            d.destroy_shader_module(self.graph_module, None);
+            d.destroy_pipeline(self.compute, None);
+            d.destroy_shader_module(self.compute_module, None);
+            d.destroy_pipeline_layout(self.graph_layout, None);
+            d.destroy_pipeline_layout(self.compute_layout, None);
+            for &l in &self.set_layouts {
+                d.destroy_descriptor_set_layout(l, None);
+            }
+            for &s in &self.samplers {
+                d.destroy_sampler(s, None);
+            }
+            d.destroy_image_view(self.view, None);
+            d.destroy_image(self.image, None);
+            d.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// A clamping sampler with `filter` for magnification and minification.
+fn sampler(dev: &TestDevice<'_>, filter: vk::Filter) -> vk::Sampler {
+    let info = vk::SamplerCreateInfo::default()
+        .mag_filter(filter)
+        .min_filter(filter)
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    // SAFETY: valid device and create info.
+    unsafe { dev.device.create_sampler(&info, None) }.expect("sampler")
+}
+
+/// The 2x1 RGBA8 texture ([`RED`], 0, 0, 255), (0, 0, 0, 255), ready to
+/// sample, with its memory and view.
+fn texture(dev: &TestDevice<'_>) -> (vk::Image, vk::DeviceMemory, vk::ImageView) {
+    let d = &dev.device;
+    let staging = dev.create_host_buffer(8, vk::BufferUsageFlags::TRANSFER_SRC).expect("staging");
+    staging.write_bytes(0, &[RED, 0, 0, 255, 0, 0, 0, 255]).expect("texels");
+    let extent = vk::Extent3D { width: 2, height: 1, depth: 1 };
+    let info = vk::ImageCreateInfo::default()
+        .image_type(vk::ImageType::TYPE_2D)
+        .format(vk::Format::R8G8B8A8_UNORM)
+        .extent(extent)
+        .mip_levels(1)
+        .array_layers(1)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .tiling(vk::ImageTiling::OPTIMAL)
+        .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST);
+    let range =
+        vk::ImageSubresourceRange::default().aspect_mask(vk::ImageAspectFlags::COLOR).level_count(1).layer_count(1);
+    // SAFETY: (block) valid device; the caller destroys the objects.
+    unsafe {
+        let image = d.create_image(&info, None).expect("image");
+        let req = d.get_image_memory_requirements(image);
+        let ty = dev.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()).expect("memory type");
+        let memory = d
+            .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+            .expect("memory");
+        d.bind_image_memory(image, memory, 0).expect("bind");
+        dev.submit_once(|cb| {
+            let barrier = |from, to, src, dst| {
+                vk::ImageMemoryBarrier::default()
+                    .src_access_mask(src)
+                    .dst_access_mask(dst)
+                    .old_layout(from)
+                    .new_layout(to)
+                    .image(image)
+                    .subresource_range(range)
+            };
+            let to_dst = barrier(
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                vk::AccessFlags::empty(),
+                vk::AccessFlags::TRANSFER_WRITE,
+            );
+            let (top, transfer) = (vk::PipelineStageFlags::TOP_OF_PIPE, vk::PipelineStageFlags::TRANSFER);
+            d.cmd_pipeline_barrier(cb, top, transfer, vk::DependencyFlags::empty(), &[], &[], &[to_dst]);
+            let region = vk::BufferImageCopy::default()
+                .image_subresource(
+                    vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
+                )
+                .image_extent(extent);
+            d.cmd_copy_buffer_to_image(cb, staging.buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
+            let to_read = barrier(
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                vk::AccessFlags::TRANSFER_WRITE,
+                vk::AccessFlags::SHADER_READ,
+            );
+            let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
+            d.cmd_pipeline_barrier(cb, transfer, compute, vk::DependencyFlags::empty(), &[], &[], &[to_read]);
+        })
+        .expect("upload");
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(vk::Format::R8G8B8A8_UNORM)
+            .subresource_range(range);
+        let view = d.create_image_view(&view_info, None).expect("view");
+        (image, memory, view)
+    }
+}

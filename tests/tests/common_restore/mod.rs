@@ -1,0 +1,68 @@
+//! Helpers of `graph_restore_state.rs`: [`scene`] (the application's
+//! `scale_add.comp` dispatch around a hello-chain graph dispatch, its
+//! storage buffer given each way Vulkan has) and [`embedded`] (a sampling
+//! kernel whose sampler is a descriptor buffer's embedded sampler), over
+//! the small Vulkan object makers below.
+
+pub mod embedded;
+pub mod scene;
+
+use ash::vk;
+use conformance_tests::TestDevice;
+
+/// A compute pipeline of `module`'s `main` on `layout`, with `flags`.
+pub fn compute_pipeline(
+    dev: &TestDevice<'_>,
+    module: vk::ShaderModule,
+    layout: vk::PipelineLayout,
+    flags: vk::PipelineCreateFlags,
+) -> vk::Pipeline {
+    let stage =
+        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(c"main");
+    let info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
+    // SAFETY: valid device; the create info's parts live across the call.
+    unsafe { dev.device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
+        .map_err(|(_, e)| e)
+        .expect("compute pipeline")[0]
+}
+
+/// A pipeline layout of `sets` with `push_bytes` of compute push constants
+/// (none when 0).
+pub fn pipeline_layout(dev: &TestDevice<'_>, sets: &[vk::DescriptorSetLayout], push_bytes: u32) -> vk::PipelineLayout {
+    let ranges = [vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: push_bytes }];
+    let mut info = vk::PipelineLayoutCreateInfo::default().set_layouts(sets);
+    if push_bytes > 0 {
+        info = info.push_constant_ranges(&ranges);
+    }
+    // SAFETY: valid device and create info.
+    unsafe { dev.device.create_pipeline_layout(&info, None) }.expect("pipeline layout")
+}
+
+/// A set layout of `bindings` with `flags`.
+pub fn set_layout(
+    dev: &TestDevice<'_>,
+    bindings: &[vk::DescriptorSetLayoutBinding<'_>],
+    flags: vk::DescriptorSetLayoutCreateFlags,
+) -> vk::DescriptorSetLayout {
+    let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings).flags(flags);
+    // SAFETY: valid device and create info.
+    unsafe { dev.device.create_descriptor_set_layout(&info, None) }.expect("set layout")
+}
+
+/// A compute-visible binding `binding` of one `ty` descriptor.
+pub fn binding(binding: u32, ty: vk::DescriptorType) -> vk::DescriptorSetLayoutBinding<'static> {
+    vk::DescriptorSetLayoutBinding::default()
+        .binding(binding)
+        .descriptor_type(ty)
+        .descriptor_count(1)
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+}
+
+/// `VkPhysicalDeviceDescriptorBufferPropertiesEXT` of `dev`.
+pub fn descriptor_buffer_properties(dev: &TestDevice<'_>) -> vk::PhysicalDeviceDescriptorBufferPropertiesEXT<'static> {
+    let mut props = vk::PhysicalDeviceDescriptorBufferPropertiesEXT::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut props);
+    // SAFETY: valid physical device and output chain.
+    unsafe { dev.instance.instance.get_physical_device_properties2(dev.physical, &mut p2) };
+    props
+}
