@@ -53,6 +53,7 @@ fn validate(spv: &Path, env: &str) {
 #[test]
 fn test_shaders_are_up_to_date() {
     check(&workspace_root().join("tests/shaders"), "scale_add.comp");
+    check(&workspace_root().join("tests/shaders"), "sample_embedded.comp");
     check(&workspace_root().join("demo/shaders"), "scale_add.comp");
     // cmd_cost's graphics pipeline (its bind is one of the measured calls).
     check(&workspace_root().join("demo/shaders"), "cmd_cost.vert");

@@ -4,7 +4,8 @@
 //!
 //! Builds the layer (release) and the named test files of `tests/tests/`
 //! (release; default [`DEFAULT_TESTS`]: a compute-only queue family, several
-//! queues of one family, embedded samplers in compute, mesh nodes), and
+//! queues of one family, embedded samplers in compute, mesh nodes, the compute state restored after
+//! a graph, embedded samplers included), and
 //! writes into `<dir>`: `bin/<test>` (stripped test binaries),
 //! `libVkLayer_EMU_shader_enqueue.so` (stripped), the explicit manifest
 //! pointing at it by a relative path (for `VK_LAYER_PATH=<dir>` by hand) and
@@ -19,8 +20,8 @@ use crate::paths::{self, LAYER_LIB_FILE, MANIFEST_FILE};
 use crate::run;
 
 /// Test files carried when none are named.
-pub const DEFAULT_TESTS: [&str; 4] =
-    ["graph_async_compute", "graph_multi_queue", "graph_descriptor_buffer", "graph_mesh_nodes"];
+pub const DEFAULT_TESTS: [&str; 5] =
+    ["graph_async_compute", "graph_multi_queue", "graph_descriptor_buffer", "graph_mesh_nodes", "graph_restore_state"];
 
 /// The script carried into `<dir>` (POSIX sh).
 pub const RUN_SH: &str = include_str!("gpu_run.sh");
