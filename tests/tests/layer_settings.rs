@@ -1,17 +1,25 @@
-//! `VK_EXT_layer_settings`: `force_emulation = VK_TRUE` (and `log = "debug"`)
-//! for `VK_LAYER_EMU_shader_enqueue`, chained at instance creation, are
-//! accepted; the extension is still listed once at revision 2 and a device
-//! with it still resolves the commands. Own file: settings are per process
-//! in some layers.
+//! `VK_EXT_layer_settings`: `force_emulation = VK_TRUE`, `log = "debug"` and
+//! `log_file` for `VK_LAYER_EMU_shader_enqueue`, chained at instance
+//! creation, take effect: the layer writes its debug lines to that file,
+//! naming what the test created; the extension is listed once at revision 2
+//! and a device with it resolves the commands (`emulation_log` says why
+//! `force_emulation`'s own effect cannot be observed on these drivers). Own
+//! file: the layer's log is set up once per process.
+
+mod emulation_log;
 
 use ash::vk;
-use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
+use conformance_tests::{string_setting, InstanceOptions, TestInstance};
 use vk_amdx::COMMANDS;
 
 #[test]
 fn force_emulation_via_layer_settings() {
+    let log_path = std::env::temp_dir().join(format!("emu-se-settings-log-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&log_path);
+    let log_file = std::ffi::CString::new(log_path.display().to_string()).expect("path");
+    let log_file = [log_file.as_ptr()];
     let force: [vk::Bool32; 1] = [vk::TRUE];
-    let log: [*const std::ffi::c_char; 1] = [c"debug".as_ptr()];
+    let log = [c"debug".as_ptr()];
     let settings = [
         vk::LayerSettingEXT {
             p_layer_name: c"VK_LAYER_EMU_shader_enqueue".as_ptr(),
@@ -21,27 +29,16 @@ fn force_emulation_via_layer_settings() {
             p_values: force.as_ptr().cast(),
             ..Default::default()
         },
-        vk::LayerSettingEXT {
-            p_layer_name: c"VK_LAYER_EMU_shader_enqueue".as_ptr(),
-            p_setting_name: c"log".as_ptr(),
-            ty: vk::LayerSettingTypeEXT::STRING,
-            value_count: 1,
-            p_values: log.as_ptr().cast(),
-            ..Default::default()
-        },
+        string_setting(c"log", &log),
+        string_setting(c"log_file", &log_file),
     ];
     let opts = InstanceOptions { layer_settings: &settings, ..InstanceOptions::with_layer() };
     let inst = TestInstance::new(&opts).expect("instance with layer settings");
-    let pd = inst.pick_physical_device().expect("physical device");
-    let exts = inst.device_extensions(pd).expect("extensions");
-    let amdx: Vec<_> = exts.iter().filter(|(n, _)| n == "VK_AMDX_shader_enqueue").collect();
-    assert_eq!(amdx.len(), 1, "{amdx:?}");
-    assert_eq!(amdx[0].1, 2);
-    {
-        let dev = TestDevice::with_amdx(&inst, pd).expect("device with AMDX");
+    let want = emulation_log::run_hello_chain(&inst, &opts, |dev| {
         for name in COMMANDS {
             assert!(dev.proc_addr(name).is_some(), "{name:?} not resolved");
         }
-    }
+    });
     inst.finish();
+    emulation_log::assert_logged(&log_path, &want);
 }
