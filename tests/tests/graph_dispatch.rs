@@ -195,9 +195,16 @@ fn rejected_node_shader_fails_cleanly() {
             Err(other) => panic!("unexpected error {other}"),
             Ok(_) => panic!("a node enqueueing to itself without MaxNodeRecursionAMDX was accepted"),
         }
-        // The device stays usable: a valid graph still works afterwards.
+        // The device stays usable: a valid graph created afterwards computes
+        // what its model says.
+        uav.write_u32(&[0; 8]).expect("clear");
         let graph = TestGraph::hello_chain(dev, &uav).expect("graph after a rejected one");
-        assert!(graph.scratch_sizes().is_ok());
+        let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
+        let hello = le(&[4, 2]);
+        dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(0, &hello, 1, 8)])).expect("submit");
+        let mut want = vec![0u32; 8];
+        add_hello_chain(&mut want, &[(4, 2)], &[]);
+        assert_eq!(uav.read_u32(8).expect("read"), want);
     });
 }
 
