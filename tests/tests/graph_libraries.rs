@@ -1,14 +1,16 @@
 //! Pipeline libraries (issue 5): node stages given as compute pipelines
 //! created with the library and execution-graph flags, and as an execution
 //! graph pipeline created as a library, linked into graphs through
-//! `VkPipelineLibraryCreateInfoKHR`. The linked hello chain must compute
-//! what the graph built from plain stages computes. A graph library may
-//! also be flagged through `VkPipelineCreateFlags2CreateInfoKHR`
-//! (maintenance5), which then replaces `flags`; and graph creation answers
-//! `VkPipelineCreationFeedbackCreateInfo` (issue 13).
+//! `VkPipelineLibraryCreateInfoKHR`. Every graph, the one built from plain
+//! stages included, must compute what the hello chain's CPU model says. A
+//! graph library may also be flagged through
+//! `VkPipelineCreateFlags2CreateInfoKHR` (maintenance5), which then replaces
+//! `flags`; and graph creation answers `VkPipelineCreationFeedbackCreateInfo`
+//! (issue 13).
 
 use ash::vk;
-use conformance_tests::graph::TestGraph;
+use conformance_tests::graph::{hello_chain_records, TestGraph};
+use conformance_tests::models::hello_chain;
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
 use std::ffi::CStr;
 
@@ -67,18 +69,25 @@ fn graph_pipeline_chained(
     pipeline
 }
 
-/// Dispatches `pipeline` (the hello chain) with two records and returns the UAV.
+/// The entry records `run_chain` dispatches: firstNode's (grid, record index).
+const RECORDS: [(u32, u32); 2] = [(3, 1), (2, 3)];
+
+/// Dispatches `pipeline` (the hello chain) with [`RECORDS`] and asserts that
+/// the UAV holds what the CPU model computes from them.
 fn run_chain(
     dev: &TestDevice<'_>,
     graph: &TestGraph<'_>,
     uav: &conformance_tests::HostBuffer,
     pipeline: vk::Pipeline,
-) -> Vec<u32> {
+    what: &str,
+) {
     uav.write_u32(&[0; 8]).expect("clear");
     let scratch = graph.scratch(graph.scratch_sizes_of(pipeline).expect("sizes").0).expect("scratch");
-    let records: Vec<u8> = [3u32, 1, 2, 3].iter().flat_map(|w| w.to_le_bytes()).collect();
-    dev.submit_once(|cb| graph.record_pipeline(cb, pipeline, &scratch, true, &[(0, &records, 2, 8)])).expect("submit");
-    uav.read_u32(8).expect("read")
+    let records = hello_chain_records(&RECORDS);
+    let count = RECORDS.len() as u32;
+    dev.submit_once(|cb| graph.record_pipeline(cb, pipeline, &scratch, true, &[(0, &records, count, 8)]))
+        .expect("submit");
+    assert_eq!(uav.read_u32(8).expect("read"), hello_chain(&RECORDS, &[]), "{what}");
 }
 
 /// Runs `body` with a device, the hello chain built from plain stages (the
@@ -98,14 +107,14 @@ fn with_reference(body: impl FnOnce(&TestDevice<'_>, &TestGraph<'_>, &conformanc
 #[test]
 fn graphs_link_compute_and_graph_libraries() {
     with_reference(|dev, reference, uav| {
-        let want = run_chain(dev, reference, uav, reference.pipeline);
+        run_chain(dev, reference, uav, reference.pipeline, "graph from stages");
 
         // firstNode as a stage, the other two as compute library stages.
         let second = compute_library(dev, reference, c"secondNode");
         let third = compute_library(dev, reference, c"thirdNode");
         let from_compute =
             graph_pipeline(reference, dev, &[c"firstNode"], &[second, third], vk::PipelineCreateFlags::empty());
-        assert_eq!(run_chain(dev, reference, uav, from_compute), want);
+        run_chain(dev, reference, uav, from_compute, "graph linking compute library stages");
 
         // secondNode + thirdNode as a graph library (not linkable alone:
         // nothing targets secondNode there), completed by firstNode.
@@ -113,7 +122,7 @@ fn graphs_link_compute_and_graph_libraries() {
             graph_pipeline(reference, dev, &[c"secondNode", c"thirdNode"], &[], vk::PipelineCreateFlags::LIBRARY_KHR);
         let from_graph_library =
             graph_pipeline(reference, dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
-        assert_eq!(run_chain(dev, reference, uav, from_graph_library), want);
+        run_chain(dev, reference, uav, from_graph_library, "graph linking a graph library");
 
         // SAFETY: idle device, pipelines created above.
         unsafe {
@@ -129,7 +138,6 @@ fn graphs_link_compute_and_graph_libraries() {
 #[test]
 fn graph_library_flagged_through_flags2() {
     with_reference(|dev, reference, uav| {
-        let want = run_chain(dev, reference, uav, reference.pipeline);
         let flags2 = vk::PipelineCreateFlags2CreateInfoKHR::default().flags(vk::PipelineCreateFlags2KHR::LIBRARY);
         let tail = graph_pipeline_chained(
             reference,
@@ -140,7 +148,7 @@ fn graph_library_flagged_through_flags2() {
             (&flags2 as *const vk::PipelineCreateFlags2CreateInfoKHR).cast(),
         );
         let linked = graph_pipeline(reference, dev, &[c"firstNode"], &[tail], vk::PipelineCreateFlags::empty());
-        assert_eq!(run_chain(dev, reference, uav, linked), want);
+        run_chain(dev, reference, uav, linked, "graph linking a library flagged through flags2");
         // SAFETY: idle device, pipelines created above.
         unsafe {
             dev.device.destroy_pipeline(linked, None);
@@ -174,7 +182,7 @@ fn creation_feedback_for_graphs() {
             assert!(stage.flags.contains(valid), "stage {i}: {stage:?}");
             assert!(stage.duration <= pipeline_feedback.duration, "stage {i}: {stage:?}");
         }
-        assert_eq!(run_chain(dev, reference, uav, graph), run_chain(dev, reference, uav, reference.pipeline));
+        run_chain(dev, reference, uav, graph, "graph created with feedback");
         // SAFETY: idle device, pipeline created above.
         unsafe { dev.device.destroy_pipeline(graph, None) };
     });
