@@ -3,64 +3,14 @@
 //! API entry, a node index out of range. Each is logged by the layer and
 //! records no GPU work; nothing crashes, the validation layer stays silent,
 //! and a correct dispatch afterwards still works. Hostile counts (issue 12)
-//! are rejected before the layer allocates anything for them.
+//! have their own file, `graph_hostile_counts.rs`: it measures the
+//! process's peak memory.
+
+mod shares_graph;
 
 use ash::vk;
-use conformance_tests::dxc_models::bytes_of;
-use conformance_tests::graph::{Stage, TestGraph};
-use conformance_tests::{HostBuffer, InstanceOptions, TestDevice, TestInstance};
-
-const SHARES: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/21_shares_input.spv");
-
-/// Runs `body` with a fresh instance and device with the extension.
-fn with_device(body: impl FnOnce(&TestDevice<'_>)) {
-    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
-    let pd = inst.pick_physical_device().expect("lavapipe");
-    {
-        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
-        body(&dev);
-    }
-    inst.finish();
-}
-
-/// The SharesInputWithAMDX graph (corpus 21) writing into 16 words that
-/// start as 7s, its smallest scratch, and a record for `base`.
-struct Shares<'d> {
-    dev: &'d TestDevice<'d>,
-    out: HostBuffer,
-    graph: TestGraph<'d>,
-    min: u64,
-    scratch: HostBuffer,
-    address: u64,
-    base: u32,
-    record: Vec<u8>,
-}
-
-impl<'d> Shares<'d> {
-    fn new(dev: &'d TestDevice<'d>) -> Self {
-        let out = dev.create_host_buffer(64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("out");
-        out.write_u32(&[7; 16]).expect("fill");
-        let stages = [Stage { entry: "base", node: None }, Stage { entry: "sharer", node: None }];
-        let graph = TestGraph::new(dev, SHARES, &stages, &[&out], 0).expect("graph");
-        let (min, _, _) = graph.scratch_sizes().expect("sizes");
-        let scratch = graph.scratch(min).expect("scratch");
-        let address = scratch.address.expect("address");
-        let base = graph.node_index("base", 0).expect("base");
-        let record = bytes_of(&[2u32, 5]);
-        Shares { dev, out, graph, min, scratch, address, base, record }
-    }
-
-    /// What the rejected dispatches left: nothing; then a valid dispatch works.
-    fn untouched_then_works(&self, what: &str) {
-        assert_eq!(self.out.read_u32(16).expect("read"), vec![7; 16], "{what} record nothing");
-        let (graph, scratch) = (&self.graph, &self.scratch);
-        self.dev
-            .submit_once(|cb| graph.record(cb, scratch, false, &[(self.base, &self.record, 1, 8)]))
-            .expect("valid dispatch");
-        let got = self.out.read_u32(16).expect("read");
-        assert_eq!((got[2], got[3]), (5, 6));
-    }
-}
+use conformance_tests::graph::TestGraph;
+use shares_graph::{with_device, Shares};
 
 #[test]
 fn misuse_records_nothing() {
@@ -97,53 +47,6 @@ fn misuse_records_nothing() {
         .expect("submit");
         // The command buffer was not poisoned and the graph still works.
         g.untouched_then_works("misused dispatches");
-    });
-}
-
-/// Peak resident memory of this process (`VmHWM`), in KiB.
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap_or("VmHWM: 0 kB");
-    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0)
-}
-
-/// `payloadCount = 0xFFFFFFFF` with stride 0, `payloadCount = 2^28`, and
-/// `count = 0xFFFFFFFF` infos: each is rejected from the counts alone (the
-/// layer used to build a copy of the payloads first: 34 GB and an abort, or
-/// 8 GB), nothing is recorded, and the graph still works afterwards.
-#[test]
-fn hostile_host_counts_are_rejected_before_allocating() {
-    with_device(|dev| {
-        let g = Shares::new(dev);
-        let (graph, min, address, base, record) = (&g.graph, g.min, g.address, g.base, &g.record);
-        let info = |payload_count: u32, payload_stride: u64| vk::DispatchGraphInfoAMDX {
-            node_index: base,
-            payload_count,
-            payloads: vk::DeviceOrHostAddressConstAMDX { host_address: record.as_ptr().cast() },
-            payload_stride,
-        };
-        let (all_ones, many) = ([info(u32::MAX, 0)], [info(1 << 28, 0)]);
-        let count_info = |infos: &[vk::DispatchGraphInfoAMDX], count: u32| vk::DispatchGraphCountInfoAMDX {
-            count,
-            infos: vk::DeviceOrHostAddressConstAMDX { host_address: infos.as_ptr().cast() },
-            stride: std::mem::size_of::<vk::DispatchGraphInfoAMDX>() as u64,
-        };
-        let before = peak_rss_kib();
-        dev.submit_once(|cb| {
-            // SAFETY: recording; the layer must reject each dispatch before
-            // reading past the one info (or the one payload) given.
-            unsafe {
-                graph.bind(cb, graph.pipeline);
-                (graph.fns.init_scratch)(cb, graph.pipeline, address, min);
-                (graph.fns.dispatch)(cb, address, min, &count_info(&all_ones, 1));
-                (graph.fns.dispatch)(cb, address, min, &count_info(&many, 1));
-                (graph.fns.dispatch)(cb, address, min, &count_info(&all_ones, u32::MAX));
-            }
-        })
-        .expect("submit");
-        let grown_mib = peak_rss_kib().saturating_sub(before) / 1024;
-        assert!(grown_mib < 256, "peak memory grew by {grown_mib} MiB");
-        g.untouched_then_works("rejected dispatches");
     });
 }
 
