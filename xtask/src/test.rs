@@ -13,6 +13,10 @@
 //! 4. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
 //!    through `manifests/` on lavapipe must print
 //!    `VK_AMDX_shader_enqueue ... : extension revision 2`.
+//! 5. As root on Debian only (skipped otherwise, and the summary says so):
+//!    build the Debian package, install it, check that `vulkaninfo` and the
+//!    demo use it without `VK_LAYER_PATH`, remove it and check that nothing
+//!    is left ([`package::check`]).
 //!
 //! Each lane's tests append their run-time skips to their own log
 //! (`EMU_SE_SKIP_LOG` = `<target>/skip-logs/<lane>.log`, see [`skips`]);
@@ -23,16 +27,17 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::package;
 use crate::paths::{self, LAVAPIPE_ICD, LAYER_NAME, MODERN_LANE_ICD};
 use crate::run;
 use crate::skips::{self, LANE_ENV, SKIP_LOG_ENV};
 
-/// Runs the four steps; stops at the first failure.
+/// Runs the five steps; stops at the first failure.
 pub fn run(extra: &[String]) -> Result<(), String> {
     let root = paths::repo_root();
     let target = paths::target_dir()?;
     skips::reset(&target)?;
-    println!("xtask test: [1/4] debug build of the layer");
+    println!("xtask test: [1/5] debug build of the layer");
     run::status(run::cargo(["build", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
     let debug_lib = paths::layer_lib("debug")?;
     if !debug_lib.is_file() {
@@ -43,15 +48,20 @@ pub fn run(extra: &[String]) -> Result<(), String> {
     skips::report(&target)?;
     lanes?;
 
-    println!("xtask test: [4/4] release build + vulkaninfo through manifests/");
+    println!("xtask test: [4/5] release build + vulkaninfo through manifests/");
     run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
-    vulkaninfo_lists_extension(&paths::release_manifest_dir()?)
+    vulkaninfo_lists_extension(&paths::release_manifest_dir()?)?;
+
+    println!("xtask test: [5/5] the Debian package: build, install, check, remove (as root on Debian)");
+    let package = package::check::run()?;
+    println!("xtask test: all checks passed; system package check {package}");
+    Ok(())
 }
 
 /// Steps 2 and 3: the tests on the old and the modern lane, each with its
 /// own skip log.
 fn lanes(root: &Path, target: &Path, debug_lib: &Path, extra: &[String]) -> Result<(), String> {
-    println!("xtask test: [2/4] workspace tests against {} (old-driver lane: Mesa 22.3)", debug_lib.display());
+    println!("xtask test: [2/5] workspace tests against {} (old-driver lane: Mesa 22.3)", debug_lib.display());
     let old_log = skips::fresh_log(target, "old")?;
     let mut test = run::cargo(["test", "--workspace"]);
     test.args(extra)
@@ -68,7 +78,7 @@ fn lanes(root: &Path, target: &Path, debug_lib: &Path, extra: &[String]) -> Resu
             modern_icd.display()
         ));
     }
-    println!("xtask test: [3/4] conformance tests on the modern lane ({})", modern_icd.display());
+    println!("xtask test: [3/5] conformance tests on the modern lane ({})", modern_icd.display());
     let modern_log = skips::fresh_log(target, "modern")?;
     let mut modern = run::cargo(["test", "-p", "conformance-tests"]);
     modern
@@ -125,6 +135,5 @@ fn vulkaninfo_lists_extension(layer_dir: &Path) -> Result<(), String> {
     if !layer_listed {
         return Err(format!("vulkaninfo does not show {LAYER_NAME}"));
     }
-    println!("xtask test: all checks passed");
     Ok(())
 }
