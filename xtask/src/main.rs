@@ -18,6 +18,7 @@
 //! - `struct-sizes`: regenerate the layer's `pNext` size table from ash.
 
 mod demo;
+mod examples;
 mod gpu_tests;
 mod install;
 mod package;

@@ -12,7 +12,9 @@
 //!    `EMU_SE_LANE=modern`.
 //! 4. `cargo build --release -p shader-enqueue-layer`, then `vulkaninfo`
 //!    through `manifests/` on lavapipe must print
-//!    `VK_AMDX_shader_enqueue ... : extension revision 2`.
+//!    `VK_AMDX_shader_enqueue ... : extension revision 2`, and the README's
+//!    first-graph examples (Rust and C) must compute their result
+//!    ([`examples`]).
 //! 5. As root on Debian only (skipped otherwise, and the summary says so):
 //!    build the Debian package, install it, check that `vulkaninfo` and the
 //!    demo use it without `VK_LAYER_PATH`, remove it and check that nothing
@@ -27,6 +29,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::examples;
 use crate::package;
 use crate::paths::{self, LAVAPIPE_ICD, LAYER_NAME, MODERN_LANE_ICD};
 use crate::run;
@@ -48,9 +51,11 @@ pub fn run(extra: &[String]) -> Result<(), String> {
     skips::report(&target)?;
     lanes?;
 
-    println!("xtask test: [4/5] release build + vulkaninfo through manifests/");
+    println!("xtask test: [4/5] release build + vulkaninfo and the first-graph examples through manifests/");
     run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
-    vulkaninfo_lists_extension(&paths::release_manifest_dir()?)?;
+    let layer_dir = paths::release_manifest_dir()?;
+    vulkaninfo_lists_extension(&layer_dir)?;
+    examples::run(&root, &layer_dir)?;
 
     println!("xtask test: [5/5] the Debian package: build, install, check, remove (as root on Debian)");
     let package = package::check::run()?;
