@@ -19,6 +19,9 @@
 //!    rendering instance ([`demo::sierpinski`]), checks it against the CPU
 //!    rasterisation and writes it as a PNG (`--mesh-only`: only this).
 //!
+//! Run under RenderDoc (`cargo xtask capture`), it captures the first
+//! hello-graph submission with debug labels on ([`renderdoc`]).
+//!
 //! Exits non-zero when no device offers the extension (so `cargo xtask demo`
 //! falls back to lavapipe), on any error, and on a mismatch.
 
@@ -32,6 +35,8 @@ use demo::graph::Graph;
 use demo::{hello, picture, sierpinski, vkutil};
 use vk_amdx::{PhysicalDeviceShaderEnqueueFeatures, PhysicalDeviceShaderEnqueueProperties};
 use vk_host::{Timer, LAYER_NAME};
+
+mod renderdoc;
 
 /// How a run ended.
 enum Outcome {
@@ -98,7 +103,7 @@ fn parse_args() -> Result<Args, String> {
 
 fn run(args: &Args) -> Result<Outcome, String> {
     let entry = ash::Entry::linked();
-    let instance = vkutil::create_instance(&entry, &[LAYER_NAME])?;
+    let instance = vkutil::create_instance_with(&entry, &[LAYER_NAME], renderdoc::instance_extensions())?;
     println!("instance: Vulkan 1.3, layer {}", LAYER_NAME.to_string_lossy());
     let result = pick_device(&instance).and_then(|pd| {
         let Some(pd) = pd else { return Ok(Outcome::NoDevice) };
@@ -225,6 +230,7 @@ fn run_graph(
     println!("\nrunning the D3D12HelloWorkGraphs graph on {name}");
     let gpu = Gpu::new(instance, pd)?;
     let uav = gpu.buffer(4 * hello::UAV_WORDS as u64, vk::BufferUsageFlags::STORAGE_BUFFER, true)?;
+    renderdoc::name_buffer(instance, &gpu.device, uav.buffer, c"hello UAV");
     let start = Instant::now();
     let graph = Graph::new(&gpu, hello::SPV, &hello::NODES, &[&uav])?;
     println!("graph pipeline: 3 nodes, created in {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
@@ -242,6 +248,7 @@ fn run_graph(
     );
     let usage = vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
     let scratch = gpu.buffer(size.min_size, usage, false)?;
+    renderdoc::name_buffer(instance, &gpu.device, scratch.buffer, c"hello scratch");
     let timer = Timer::new(&gpu.device, gpu.timestamps)?;
     let entry = graph.node_index(c"firstNode", 0)?;
     let records = hello::entry_records(&hello::GRIDS);
@@ -310,7 +317,7 @@ fn run_times(
     let mut lines = Vec::new();
     for run in 1..=runs {
         uav.write_u32(&[0; hello::UAV_WORDS])?;
-        let wall = gpu.submit_and_wait(cb)?;
+        let wall = renderdoc::capture_once(&gpu.instance, || gpu.submit_and_wait(cb))?;
         let got = uav.read_u32(hello::UAV_WORDS)?;
         if run == 1 {
             println!("result (run 1):");
