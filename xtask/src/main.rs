@@ -16,7 +16,9 @@
 //!   installing the layer system-wide as an implicit layer (`--check`: as
 //!   root on Debian, install, check and remove the package).
 //! - `struct-sizes`: regenerate the layer's `pNext` size table from ash.
+//! - `capture`: run a program under RenderDoc with the layer above it.
 
+mod capture;
 mod demo;
 mod examples;
 mod gpu_tests;
@@ -30,7 +32,7 @@ mod test;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <test|gpu-tests|demo|install|uninstall|package|struct-sizes>
+const USAGE: &str = "usage: cargo xtask <test|gpu-tests|demo|install|uninstall|package|struct-sizes|capture>
 
   test       build the layer (debug), run `cargo test --workspace` against it (old lane)
              and the conformance tests on Mesa 25 (modern lane), list run-time skips,
@@ -48,7 +50,9 @@ const USAGE: &str = "usage: cargo xtask <test|gpu-tests|demo|install|uninstall|p
              (/usr/lib/<multiarch>/, /usr/share/vulkan/implicit_layer.d/); default DIR target/package;
              --check: as root on Debian, install the .deb, check it works, remove it (test's last step)
   struct-sizes [--check]
-             regenerate (or check) layer/src/ffi/struct_sizes.rs from ash's definitions";
+             regenerate (or check) layer/src/ffi/struct_sizes.rs from ash's definitions
+  capture [-o FILE.rdc] -- <program> [args]
+             run a program under renderdoccmd capture with the layer above RenderDoc";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Some("uninstall") => install::uninstall(),
         Some("package") => package::run(&args[1..]),
         Some("struct-sizes") => struct_sizes::run(&args[1..]),
+        Some("capture") => capture::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
