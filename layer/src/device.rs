@@ -252,7 +252,7 @@ impl DerefMut for CommandBufferState {
 pub(crate) struct StatusSlot {
     pub slot: u32,
     pub graph: vk::Pipeline,
-    /// The nodes dispatched at each level, as "\"name\"[index]" lists.
+    /// The nodes dispatched at each level, as `"name"[index]` lists.
     pub levels: std::sync::Arc<[String]>,
     /// Its timestamps, when the `profile` setting is on.
     pub profile: Option<crate::graph::profile::Slot>,

@@ -26,6 +26,10 @@
 //! 5. The bottom: [`dispatch`], [`settings`], [`advertise`], [`spirv_scan`]
 //!    and [`mapped`], which name none of the above.
 #![deny(unsafe_op_in_unsafe_fn)]
+// The crate's API is the C ABI of its exports; these docs are for the
+// layer's developers and are built with `--document-private-items`, where
+// links to private modules resolve.
+#![allow(rustdoc::private_intra_doc_links)]
 // The cdylib must be called `libVkLayer_EMU_shader_enqueue.so` (DESIGN.md §2).
 #![allow(non_snake_case)]
 

@@ -14,7 +14,7 @@
 //! inst.finish(); // destroys the instance, fails on any validation error
 //! ```
 //!
-//! Modules: [`env`] (loader environment, once per process), [`instance`],
+//! Modules: [`env`](mod@env) (loader environment, once per process), [`instance`],
 //! [`device`], [`buffer`], [`compute`], [`graph`], [`messages`] (validation
 //! messages), [`descriptor_heap`] (descriptor buffers), [`mesh`] (the
 //! mesh-node scene), [`skip`] (run-time skips CI sees), [`error`]. The revision-2 AMDX declarations are
