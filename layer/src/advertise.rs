@@ -120,7 +120,8 @@ pub fn properties() -> amdx::PhysicalDeviceShaderEnqueueProperties {
         max_execution_graph_shader_payload_count: 256,
         execution_graph_dispatch_address_alignment: 4,
         max_execution_graph_workgroup_count: [65535; 3],
-        max_execution_graph_workgroups: (1 << 24) - 1,
+        // The kernels drop records past it (see `abi`).
+        max_execution_graph_workgroups: spirv_lowering::abi::MAX_RECORD_WORKGROUPS,
     }
 }
 

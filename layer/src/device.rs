@@ -17,7 +17,7 @@ use crate::graph::gpu::Gpu;
 use crate::graph::pipeline::{GraphPipeline, MetaPipelines};
 use crate::graph::scratch::ScratchTarget;
 use crate::graph::stage::{MeshNode, NodeStage};
-use crate::graph::status::{StatusBuffer, StatusTarget};
+use crate::graph::status::{GraphNames, StatusBuffer, StatusTarget};
 use crate::state::command_buffer::Shadow;
 use crate::state::pipeline_layout::PipelineLayoutInfo;
 use crate::state::recording_lock::RecordingLock;
@@ -28,7 +28,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Weak};
 
 pub(crate) static DEVICES: LazyLock<Registry<DeviceState>> = LazyLock::new(Registry::default);
 
@@ -115,6 +115,9 @@ pub(crate) struct Resources {
     /// Devices with mesh nodes: each single-subpass render pass's resume
     /// copies (see `state::command_buffer::RenderPassInstance::resume`).
     pub render_passes: HandleMap<vk::RenderPass, [vk::RenderPass; 2]>,
+    /// The names fault reports give, of each graph dispatched (see
+    /// [`DeviceState::graph_names`]), with the graph they were made from.
+    pub graph_names: HandleMap<vk::Pipeline, (Weak<GraphPipeline>, Arc<GraphNames>)>,
 }
 
 impl Resources {
@@ -193,6 +196,24 @@ impl DeviceState {
         self.resources.lock().pipeline_layouts.get(&layout).cloned().unwrap_or_default()
     }
 
+    /// The names fault reports give of `graph`'s nodes and outputs, made
+    /// on its first dispatch and shared by the later ones' status slots.
+    /// A weak reference tells the entry's graph from a later one with the
+    /// same handle, and keeps no graph (or the mesh nodes it holds) alive.
+    pub(crate) fn graph_names(&self, graph: &Arc<GraphPipeline>) -> Arc<GraphNames> {
+        let mut resources = self.resources.lock();
+        if let Some((made_from, names)) = resources.graph_names.get(&graph.handle) {
+            if std::ptr::eq(made_from.as_ptr(), Arc::as_ptr(graph)) {
+                return names.clone();
+            }
+        }
+        // A new graph: forget those destroyed since.
+        resources.graph_names.retain(|_, (made_from, _)| made_from.strong_count() > 0);
+        let names = Arc::new(GraphNames::new(&graph.graph, &graph.schedules));
+        resources.graph_names.insert(graph.handle, (Arc::downgrade(graph), names.clone()));
+        names
+    }
+
     /// Reserves a status slot for a dispatch about to be recorded (creating the
     /// buffer on first use); `None` when no buffer can be had (then the
     /// dispatch still runs, unreported).
@@ -254,6 +275,8 @@ pub(crate) struct StatusSlot {
     pub graph: vk::Pipeline,
     /// The nodes dispatched at each level, as `"name"[index]` lists.
     pub levels: std::sync::Arc<[String]>,
+    /// What the fault record's numbers name (the graph's, shared).
+    pub names: Arc<GraphNames>,
     /// Its timestamps, when the `profile` setting is on.
     pub profile: Option<crate::graph::profile::Slot>,
     /// Its counts per level and node, when the `statistics` setting is on.

@@ -42,7 +42,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting of the layer.
-pub const SETTINGS: [SettingSpec; 9] = [
+pub const SETTINGS: [SettingSpec; 10] = [
     SettingSpec {
         key: "log",
         env: "VK_EMU_SE_LOG",
@@ -107,10 +107,21 @@ pub const SETTINGS: [SettingSpec; 9] = [
         default: "true",
         description: "debug-utils labels around the layer's passes, naming each pass, level and node",
     },
+    SettingSpec {
+        key: "checked_payloads",
+        env: "VK_EMU_SE_CHECKED_PAYLOADS",
+        ty: SettingType::Bool,
+        default: if CHECKED_PAYLOADS_DEFAULT { "true" } else { "false" },
+        description: "node kernels check every output and input record index against the records there are, clamp it and report the first one past them",
+    },
 ];
 
+/// The `checked_payloads` setting when none is given. The bench decides it
+/// (what the checks cost on its graphs: figure to come).
+pub const CHECKED_PAYLOADS_DEFAULT: bool = true;
+
 /// Settings in force for one instance.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// `tracing` filter directive (`warn`, `debug`, `shader_enqueue=trace`, ...).
     pub log: Option<String>,
@@ -138,6 +149,26 @@ pub struct Settings {
     /// Log what the driver says of every node kernel it compiled
     /// (`VK_KHR_pipeline_executable_properties`: registers, instructions...).
     pub shader_statistics: bool,
+    /// Lower node kernels with payload bounds checks
+    /// (`spirv_lowering::LowerOptions::checked_payloads`).
+    pub checked_payloads: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            log: None,
+            log_file: None,
+            force_emulation: false,
+            dump_spirv: None,
+            dump_graph: None,
+            profile: None,
+            statistics: None,
+            without_labels: false,
+            shader_statistics: false,
+            checked_payloads: CHECKED_PAYLOADS_DEFAULT,
+        }
+    }
 }
 
 /// One value an application passed through `VK_EXT_layer_settings`.
@@ -181,6 +212,8 @@ impl Settings {
             ("labels", SettingValue::String(s)) => self.without_labels = !parse_bool(&s),
             ("shader_statistics", SettingValue::Bool(b)) => self.shader_statistics = b,
             ("shader_statistics", SettingValue::String(s)) => self.shader_statistics = parse_bool(&s),
+            ("checked_payloads", SettingValue::Bool(b)) => self.checked_payloads = b,
+            ("checked_payloads", SettingValue::String(s)) => self.checked_payloads = parse_bool(&s),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),
         }
         Ok(())
@@ -247,6 +280,11 @@ mod tests {
         assert!(settings.without_labels);
         let off = Settings::from_lookup(|name| (name == "VK_EMU_SE_LABELS").then(|| "0".to_string()));
         assert!(off.without_labels);
+        assert_eq!(settings.checked_payloads, CHECKED_PAYLOADS_DEFAULT);
+        for (value, checked) in [("0", false), ("1", true)] {
+            let set = Settings::from_lookup(|name| (name == "VK_EMU_SE_CHECKED_PAYLOADS").then(|| value.to_string()));
+            assert_eq!(set.checked_payloads, checked, "{value}");
+        }
     }
 
     /// Every setting of the table is read from its variable and accepted

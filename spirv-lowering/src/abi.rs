@@ -1,4 +1,4 @@
-//! The kernel <-> runtime ABI, version 4: the one definition the runtime (the
+//! The kernel <-> runtime ABI, version 5: the one definition the runtime (the
 //! layer) and the meta shaders mirror. Everything is little-endian and reached
 //! through 64-bit device addresses (`PhysicalStorageBuffer64`).
 //!
@@ -102,12 +102,27 @@
 //!   `u32` slot tables they point to;
 //! * the frame pool and its keys (`u64` each);
 //! * the sink: where failed allocations point (sized for the largest
-//!   allocation of the graph); never read back.
+//!   allocation of the graph, and the largest input record); never read
+//!   back. A kernel clamps every record index of an allocation to its
+//!   output's `NodeMaxPayloadsAMDX` less one, so no write passes the sink
+//!   (nor the frame, for an allocation that was placed).
+//!
+//! # Bad values from node shaders
+//! Nothing a node shader enqueues can wrap a count or hang the GPU: a
+//! record's grid is checked, in 64-bit arithmetic, against its target's
+//! `NodeSchedule::max_grid` and [`MAX_RECORD_WORKGROUPS`] when it is
+//! enqueued (past them it is dropped: it gets no workgroups,
+//! [`STATUS_GRID_LIMIT`]); a node's workgroups at a level and the level's
+//! total are held to [`MAX_LEVEL_WORKGROUPS`] by the finisher (past it the
+//! node's records of the level are dropped, [`STATUS_LEVEL_WORKGROUPS`]);
+//! node-array indexes are checked after the base index is added, without
+//! wrapping; a rank range that would wrap is lost like a record with no
+//! frame ([`STATUS_FRAME_RANGE`]).
 
 use core::mem::{offset_of, size_of};
 
 /// ABI version; bump on any layout change.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 /// `OutputLink.slots` entry for "no node at this index".
 pub const NO_NODE: u32 = 0xFFFF_FFFF;
 /// Status bit: no frame was free for records within [`FRAME_MAX_PROBES`]
@@ -126,6 +141,18 @@ pub const STATUS_RECORD_OVERFLOW: u32 = 1 << 5;
 /// Status bit (meta passes): an entry info named a node out of range or one
 /// that is not an API entry (the info is dropped).
 pub const STATUS_INVALID_ENTRY: u32 = 1 << 6;
+/// Status bit: a record's dynamic grid was past its target's
+/// `NodeSchedule::max_grid` or [`MAX_RECORD_WORKGROUPS`] (the record is
+/// dropped: it gets no workgroups).
+pub const STATUS_GRID_LIMIT: u32 = 1 << 7;
+/// Status bit: the records enqueued at a level for a node asked for more
+/// workgroups than [`MAX_LEVEL_WORKGROUPS`], alone or with the level's
+/// other launches (that node's records of the level are dropped).
+pub const STATUS_LEVEL_WORKGROUPS: u32 = 1 << 8;
+/// Status bit (`checked_payloads`): a payload or input record index was past
+/// its allocation or the records the node received (the access was
+/// clamped to the last one).
+pub const STATUS_PAYLOAD_BOUNDS: u32 = 1 << 9;
 /// Status bits after which later levels do not run (records went missing).
 pub const STATUS_FATAL: u32 = STATUS_PAYLOAD_OVERFLOW | STATUS_FRAME_RANGE | STATUS_RECORD_OVERFLOW;
 /// Status words a dispatch leaves for the host at `NodeDispatch::status`:
@@ -134,6 +161,61 @@ pub const STATUS_FATAL: u32 = STATUS_PAYLOAD_OVERFLOW | STATUS_FRAME_RANGE | STA
 /// them; only a nonzero status is written (a clean level writes nothing
 /// across the bus).
 pub const STATUS_WORDS: u32 = 34;
+/// Words after a dispatch's [`STATUS_WORDS`]: the first fault a kernel met,
+/// for the host's message (which node, at which level, with which value).
+/// A kernel claims word [`FAULT_KIND`] with a compare-exchange from 0 and,
+/// when it won, writes the others; later faults leave the record alone. The
+/// host zeroes the words when it reads them.
+pub const FAULT_WORDS: u32 = 8;
+/// Fault word: what went wrong (`FAULT_*` kinds below; 0: none).
+pub const FAULT_KIND: u32 = 0;
+/// Fault word: the node slot that met it (for [`FAULT_LEVEL_WORKGROUPS`],
+/// the node whose launch was dropped).
+pub const FAULT_NODE: u32 = 1;
+/// Fault word: the level the node ran at (the level it was to run at for
+/// [`FAULT_LEVEL_WORKGROUPS`]).
+pub const FAULT_LEVEL: u32 = 2;
+/// Fault word: the node's output (its index among the node's outputs), or
+/// [`NO_NODE`] for a fault about no output.
+pub const FAULT_OUTPUT: u32 = 3;
+/// Fault words `FAULT_VALUES..FAULT_VALUES + 4`: the values, by kind.
+pub const FAULT_VALUES: u32 = 4;
+/// Fault kind: a record's grid past its target's limits; values: the grid.
+pub const FAULT_GRID: u32 = 1;
+/// Fault kind: an allocation past NodeMaxPayloadsAMDX; values: the count
+/// (and the node-array index).
+pub const FAULT_TOO_MANY_PAYLOADS: u32 = 2;
+/// Fault kind: an allocation for a node-array index with no node (after
+/// the output's base index); values: the count, the index the shader gave.
+pub const FAULT_NODE_INDEX: u32 = 3;
+/// Fault kind: a self-enqueue with no recursion levels left.
+pub const FAULT_RECURSION: u32 = 4;
+/// Fault kind: a launch past [`MAX_LEVEL_WORKGROUPS`]; values: its
+/// workgroups (low and high word), and 1 when the enqueues saw the count
+/// pass the limit (it may then have wrapped), 2 when it passes the limit
+/// only with the level's other launches.
+pub const FAULT_LEVEL_WORKGROUPS: u32 = 5;
+/// Fault kind (`checked_payloads`): an output record index past its
+/// allocation; values: the index, the allocation's records.
+pub const FAULT_PAYLOAD_INDEX: u32 = 6;
+/// Fault kind (`checked_payloads`): an input record index past the records
+/// the workgroup received; values: the index, the records.
+pub const FAULT_INPUT_INDEX: u32 = 7;
+/// The most workgroups one record's grid may ask for:
+/// `maxExecutionGraphWorkgroups` as the layer advertises it (2^24 - 1, which
+/// DXC also holds `NodeMaxDispatchGrid` to).
+pub const MAX_RECORD_WORKGROUPS: u32 = (1 << 24) - 1;
+/// The most workgroups a level launches, all its nodes together: level
+/// numbers, done groups and the grid counter's workgroup word stay far from
+/// wrapping (an allocation adds at most 256 grids of
+/// [`MAX_RECORD_WORKGROUPS`], under 2^32, to a word at most this large),
+/// and `vkCmdDispatchIndirect` arguments split over x and y (65535 each)
+/// hold it.
+pub const MAX_LEVEL_WORKGROUPS: u32 = 1 << 31;
+/// The largest-grid word of a grid counter ([`GRID_MAX_OFFSET_BYTES`]) once
+/// the node's workgroups at the level passed [`MAX_LEVEL_WORKGROUPS`]: the
+/// finisher then drops the node's records of the level.
+pub const GRID_PAST_LEVEL: u32 = u32::MAX;
 /// [`NodeDispatch::mode`]: the records lie side by side at `records`.
 pub const RECORDS_CONTIGUOUS: u32 = 0;
 /// [`NodeDispatch::mode`]: the records are in frames (see the module doc).
@@ -488,6 +570,12 @@ pub struct NodeSchedule {
     pub tail: u32,
     /// Bytes of a record's payload as declared (at most `input_stride`).
     pub input_size: u32,
+    /// Dynamic broadcast: the largest grid a record may ask for, per
+    /// dimension (`MaxNumWorkgroupsAMDX`, else `maxExecutionGraphWorkgroupCount`);
+    /// a record past it, or past [`MAX_RECORD_WORKGROUPS`] in all, is dropped.
+    pub max_grid: [u32; 3],
+    /// Zero.
+    pub _reserved: u32,
 }
 
 impl NodeSchedule {
@@ -545,7 +633,8 @@ const _: () = assert!(offset_of!(OutputLink, record_stride) == 12);
 const _: () = assert!(size_of::<NodeInfo>() == 16);
 const _: () = assert!(offset_of!(NodeInfo, max_recursion) == 4);
 const _: () = assert!(offset_of!(NodeInfo, shader_index) == 12);
-const _: () = assert!(size_of::<NodeSchedule>() == 48);
+const _: () = assert!(size_of::<NodeSchedule>() == 64);
+const _: () = assert!(offset_of!(NodeSchedule, max_grid) == 48);
 const _: () = assert!(offset_of!(NodeSchedule, input_stride) == 24);
 const _: () = assert!(offset_of!(NodeSchedule, share_base) == 28);
 const _: () = assert!(offset_of!(NodeSchedule, per_frame) == 36);
@@ -623,6 +712,10 @@ pub mod spirv_layout {
         (U32, 36),
         (U32, 40),
         (U32, 44),
+        (U32, 48),
+        (U32, 52),
+        (U32, 56),
+        (U32, 60),
     ];
 }
 

@@ -76,7 +76,7 @@ impl Abi {
         let (ctx, p_ctx) = decl(ir, "GraphContext", L::GRAPH_CONTEXT, 168);
         let (link, p_link) = decl(ir, "OutputLink", L::OUTPUT_LINK, 16);
         let (node, p_node) = decl(ir, "NodeInfo", L::NODE_INFO, 16);
-        let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 48);
+        let (schedule, p_schedule) = decl(ir, "NodeSchedule", L::NODE_SCHEDULE, 64);
         Abi {
             void,
             bool_,
@@ -172,6 +172,7 @@ pub mod f {
     pub const SC_FLAGS: u32 = 8;
     pub const SC_PER_FRAME: u32 = 9;
     pub const SC_TAIL: u32 = 10;
+    pub const SC_MAX_GRID: u32 = 12; // + dimension
 }
 
 /// Labels of a loop being built (see [`Body::begin_loop`]).

@@ -2,7 +2,7 @@
 //! `GLCompute` kernels plus the [`NodeShaderInfo`] the runtime needs.
 //! Pure Rust, no Vulkan: see the crate README for the constructs covered.
 //!
-//! * [`analyze`] / [`analyze_with`]: one [`NodeShaderInfo`] per GLCompute entry point;
+//! * [`analyze()`] / [`analyze_with`]: one [`NodeShaderInfo`] per GLCompute entry point;
 //! * [`lower`]: one entry point -> a module with no AMDX left that talks to the
 //!   runtime through the ABI in [`abi`].
 #![forbid(unsafe_code)]
@@ -48,6 +48,13 @@ pub struct LowerOptions {
     /// shaders (`VkPhysicalDeviceSubgroupProperties`): output allocations are
     /// then made with one atomic per subgroup instead of one per invocation.
     pub subgroup_ops: bool,
+    /// Payload bounds (the layer's `checked_payloads` setting): every output
+    /// record index is clamped to its allocation and every input record
+    /// index to the records received, and the first violation is recorded
+    /// for the host (`abi::FAULT_PAYLOAD_INDEX`, `abi::FAULT_INPUT_INDEX`).
+    /// Without it, indexes are still held to `NodeMaxPayloadsAMDX` and
+    /// `MaxRecords`, so no access leaves the node's own records.
+    pub checked_payloads: bool,
 }
 
 impl LowerOptions {
@@ -63,6 +70,7 @@ impl LowerOptions {
             specialization: SpecMap::new(),
             subgroup_ops: true,
             tables: None,
+            checked_payloads: false,
         }
     }
 }
@@ -177,7 +185,7 @@ pub struct ParsedModule {
 }
 
 impl ParsedModule {
-    /// Checks and parses `words` (the same errors as [`analyze`]).
+    /// Checks and parses `words` (the same errors as [`analyze()`]).
     pub fn parse(words: &[u32]) -> Result<Self, LowerError> {
         Ok(ParsedModule { module: loader::load(words)? })
     }

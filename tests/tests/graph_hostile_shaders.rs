@@ -22,11 +22,11 @@ fn words(values: &[(usize, u32)]) -> Vec<u32> {
     out
 }
 
-/// Dispatches `bad` among two valid `grids` records (tags 1 and 2): only
-/// the valid ones run, and the report says `parts`.
+/// Dispatches `bad` among two valid `grids` records (tags 1 and 2, one to
+/// each target): only the valid ones run, and the report says `parts`.
 fn grid_dropped(bad: [u32; 5], parts: &[&str]) {
     with_graph(None, |h| {
-        let records: Vec<u32> = [grid([2, 1, 1], 1, false), bad, grid([3, 2, 1], 2, true)].concat();
+        let records: Vec<u32> = [grid([2, 1, 1], 1, false), bad, grid([6, 1, 1], 2, true)].concat();
         let outcome = h.dispatch("grids", &records, 20);
         assert_eq!(outcome.out, words(&[(1, 2), (2, 6)]), "the valid grids run exactly, the bad one not at all");
         outcome.reported(parts);

@@ -366,21 +366,20 @@ impl DispatchContext {
     /// submissions are checked at the next host synchronisation point.
     fn remember_status(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
         let Some(StatusTarget { slot, .. }) = status else { return };
-        let names: Vec<String> = recorded
+        let names = self.state.graph_names(&self.graph);
+        let levels: Vec<String> = recorded
             .levels
             .iter()
             .map(|level| {
-                let nodes: Vec<String> = level
-                    .iter()
-                    .map(|&n| format!("\"{}\"[{}]", self.graph.nodes[n].name, self.graph.nodes[n].index))
-                    .collect();
+                let nodes: Vec<&str> = level.iter().filter_map(|&n| names.nodes.get(n)).map(String::as_str).collect();
                 nodes.join(", ")
             })
             .collect();
         let entry = StatusSlot {
             slot,
             graph: self.graph.handle,
-            levels: names.into(),
+            levels: levels.into(),
+            names,
             profile: recorded.profile,
             statistics: recorded.statistics,
         };

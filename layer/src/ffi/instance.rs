@@ -58,6 +58,7 @@ pub(super) unsafe extern "system" fn create_instance(
         // SAFETY: valid chain.
         let settings = unsafe { settings_for(info.p_next) };
         init_logging(&settings);
+        tracing::debug!("settings: {settings:?}");
 
         tracing::debug!("instance created (apiVersion {})", version_string(api_version));
         // SAFETY: the create info's array of valid extension names.

@@ -67,6 +67,7 @@ pub(crate) fn create_mesh_node(
         specialization: spec,
         subgroup_ops: device.physical.subgroup_ops,
         tables: None,
+        checked_payloads: device.instance.settings.checked_payloads,
     };
     // The guard must not live across the match: the miss arm locks again.
     let kept = device.lowered.lock().kernel(&stage.words, &options);

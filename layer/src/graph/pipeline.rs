@@ -146,7 +146,7 @@ fn launches(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
             input_stride,
             ..Default::default()
         },
-        LaunchMode::BroadcastDynamic { .. } => {
+        LaunchMode::BroadcastDynamic { max_grid } => {
             let grid = info.input.as_ref().and_then(|i| i.dispatch_grid);
             NodeSchedule {
                 mode: meta_shaders::SCHEDULE_DYNAMIC,
@@ -155,6 +155,8 @@ fn launches(info: &spirv_lowering::NodeShaderInfo, records_per_workgroup: u32) -
                 grid_bytes: grid.map_or(4, |g| g.component_bytes),
                 grid_components: grid.map_or(3, |g| g.components),
                 input_stride,
+                // Records past it are dropped when they are enqueued.
+                max_grid: max_grid.unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count),
                 ..Default::default()
             }
         }
@@ -258,6 +260,7 @@ pub fn create_graph(
             specialization: spec_map(stage),
             subgroup_ops: device.physical.subgroup_ops,
             tables: Some(fixed.tables_for(&graph, slot, &schedules)),
+            checked_payloads: device.instance.settings.checked_payloads,
         };
         let entries: Vec<vk::SpecializationMapEntry> = stage
             .specialization

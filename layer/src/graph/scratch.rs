@@ -54,6 +54,8 @@ pub struct ScratchTarget {
 /// Status words a dispatch leaves for the host (see `abi::STATUS_WORDS`).
 pub const STATUS_WORDS: u32 = spirv_lowering::abi::STATUS_WORDS;
 const _: () = assert!(STATUS_WORDS == super::link::MAX_DEPTH + 2);
+/// Words of the fault record after the status words (see `abi::FAULT_WORDS`).
+pub const FAULT_WORDS: u32 = spirv_lowering::abi::FAULT_WORDS;
 
 /// `sizeGranularity`.
 pub const GRANULARITY: u64 = 4096;
@@ -369,7 +371,7 @@ pub fn dispatch_words(d: &NodeDispatch) -> [u32; 16] {
     ]
 }
 
-pub fn schedule_words(s: &NodeSchedule) -> [u32; 12] {
+pub fn schedule_words(s: &NodeSchedule) -> [u32; 16] {
     [
         s.mode,
         s.records_per_workgroup,
@@ -383,6 +385,10 @@ pub fn schedule_words(s: &NodeSchedule) -> [u32; 12] {
         s.per_frame,
         s.tail,
         s.input_size,
+        s.max_grid[0],
+        s.max_grid[1],
+        s.max_grid[2],
+        s._reserved,
     ]
 }
 

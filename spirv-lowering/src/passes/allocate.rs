@@ -22,11 +22,12 @@
 //! others through a Workgroup variable between two barriers (thread-packed
 //! nodes allocate per invocation).
 
+use super::fault::{self, Fault};
 use super::node_ops::{self, barrier, finish_fn, shared, AllocCache, Helpers, Lookup};
 use super::Ctx;
 use crate::abi::{
-    NO_NODE, STATUS_FRAME_RANGE, STATUS_INVALID_NODE, STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT,
-    STATUS_TOO_MANY_PAYLOADS,
+    FAULT_NODE_INDEX, FAULT_RECURSION, FAULT_TOO_MANY_PAYLOADS, NO_NODE, STATUS_FRAME_RANGE, STATUS_INVALID_NODE,
+    STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
 };
 use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};
@@ -84,7 +85,7 @@ fn allocate(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, ranks: Ranks) -> W
     let (count, nidx) = (ps.first().copied().unwrap_or(0), ps.get(1).copied().unwrap_or(0));
     let push = runtime::push(ir, &a, &cx.push, &mut b);
     let lk = node_ops::lookup(ir, cx, &mut b, k, nidx, &push);
-    let c = check(ir, cx, &mut b, k, count, &lk, &push);
+    let c = check(ir, cx, &mut b, k, [count, nidx], &lk, &push);
     let rank = match ranks {
         Ranks::Workgroup => {
             let index = array_index(ir, cx, &mut b, k, nidx);
@@ -161,7 +162,7 @@ pub(super) fn workgroup(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Wor
 /// is missing, out of recursion levels or asked for more than
 /// NodeMaxPayloadsAMDX), raising the status bits of what failed. Asking
 /// for zero records is no error.
-fn check(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, count: Word, lk: &Lookup, push: &Push) -> Word {
+fn check(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, [count, nidx]: [Word; 2], lk: &Lookup, push: &Push) -> Word {
     let a = cx.abi;
     let zero = ir.c_u32(0);
     let maxp = cx.facts.info.outputs.get(k).map_or(0, |o| o.max_payloads);
@@ -182,6 +183,17 @@ fn check(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, count: Word, lk: &Lookup
     let s12 = b.bin(ir, Op::BitwiseOr, a.u32, s1, s2);
     let st = b.bin(ir, Op::BitwiseOr, a.u32, s12, s3);
     raise(ir, cx, b, push, st);
+    // The fault of the first failed check, for the host's message.
+    let kind = |ir: &mut Ir, b: &mut Body, good: Word, kind: u32, then: Word| {
+        let c = ir.c_u32(kind);
+        b.select(ir, a.u32, good, then, c)
+    };
+    let k3 = kind(ir, b, cnt_ok, FAULT_TOO_MANY_PAYLOADS, zero);
+    let k2 = kind(ir, b, rec_or_none, FAULT_RECURSION, k3);
+    let k1 = kind(ir, b, present_or_none, FAULT_NODE_INDEX, k2);
+    let failed = b.bin(ir, Op::INotEqual, a.bool_, k1, zero);
+    let report = Fault::of_node(ir, push, k1, Some(k), &[count, nidx]);
+    fault::record(ir, cx, b, push, failed, &report);
     b.select(ir, a.u32, valid, count, zero)
 }
 
@@ -232,15 +244,10 @@ fn take_ranks_single(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, k: usize,
 /// The output's array index `nidx` + base, clamped into the output's
 /// targets (its counts' index in Workgroup memory).
 fn array_index(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word) -> Word {
-    let a = cx.abi;
     let base = cx.facts.info.outputs.get(k).map_or(0, |o| o.base_index);
     let n = node_ops::targets(cx, k).map_or(1, |(_, t)| t.slots.len().max(1)) as u32;
-    let basec = ir.c_u32(base);
-    let i = b.bin(ir, Op::IAdd, a.u32, nidx, basec);
     let nc = ir.c_u32(n);
-    let inside = b.bin(ir, Op::ULessThan, a.bool_, i, nc);
-    let zero = ir.c_u32(0);
-    b.select(ir, a.u32, inside, i, zero)
+    node_ops::array_slot(ir, cx, b, nidx, base, nc).0
 }
 
 /// Step 2, the whole workgroup (in uniform control flow): each invocation

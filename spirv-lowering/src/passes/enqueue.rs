@@ -8,11 +8,24 @@
 //! order), and writes each record's [`GridEntry`](crate::abi::GridEntry) in
 //! the target's entry frames. One invocation does it for an allocation of
 //! Workgroup visibility.
+//!
+//! Each record's grid is checked first, in 64-bit arithmetic, against the
+//! target's `NodeSchedule::max_grid` and `abi::MAX_RECORD_WORKGROUPS`: a
+//! record past them is dropped (it gets no workgroups: its entry covers
+//! none, as an empty grid's does) and raises `STATUS_GRID_LIMIT`. An
+//! allocation that takes the target's workgroups at the level past
+//! `abi::MAX_LEVEL_WORKGROUPS` marks the counter's largest-grid word
+//! (`abi::GRID_PAST_LEVEL`): the finisher drops the level's records of the
+//! target. These few operations act on values already in registers.
 
-use super::allocate::claim_or_raise;
+use super::allocate::{claim_or_raise, raise};
+use super::fault::{self, Fault};
 use super::node_ops::{self, finish_fn, AllocCache, Helpers};
 use super::Ctx;
-use crate::abi::{NO_NODE, SCHEDULE_DYNAMIC};
+use crate::abi::{
+    FAULT_GRID, GRID_PAST_LEVEL, MAX_LEVEL_WORKGROUPS, MAX_RECORD_WORKGROUPS, NO_NODE, SCHEDULE_DYNAMIC,
+    STATUS_GRID_LIMIT,
+};
 use crate::analyze::Visibility;
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
@@ -71,14 +84,9 @@ pub(super) fn output(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let dyn_mode = ir.c_u32(SCHEDULE_DYNAMIC);
     let dynamic = b.bin(ir, Op::IEqual, a.bool_, mode, dyn_mode);
     let md = b.begin_if(ir, dynamic);
-    let grid = GridReader {
-        offset: b.load_field(ir, &a, a.s_schedule(), sched, f::SC_GRID_OFFSET),
-        bytes: b.load_field(ir, &a, a.s_schedule(), sched, f::SC_GRID_BYTES),
-        components: b.load_field(ir, &a, a.s_schedule(), sched, f::SC_GRID_COMPONENTS),
-        stride: b.load_field(ir, &a, a.s_schedule(), sched, f::SC_INPUT_STRIDE),
-    };
+    let grid = GridReader::load(ir, cx, &mut b, sched);
     let pinned = node_ops::pinned(cx, k);
-    let first = number(ir, cx, &mut b, (&push, pinned), &grid, slot, addr, count);
+    let first = number(ir, cx, &mut b, (&push, pinned, k), &grid, slot, addr, count);
     write_entries(ir, cx, h, &mut b, (&push, pinned), &grid, Entries { slot, addr, count, rank, first });
     b.end_if(md);
     b.end_if(m);
@@ -112,7 +120,7 @@ fn number(
     ir: &mut Ir,
     cx: &Ctx,
     b: &mut Body,
-    (push, pinned): (&Push, bool),
+    (push, pinned, k): (&Push, bool, usize),
     grid: &GridReader,
     slot: Word,
     addr: Word,
@@ -129,7 +137,15 @@ fn number(
     let more = b.bin(ir, Op::ULessThan, a.bool_, j, count);
     b.loop_test(&lp, more);
     let rec = record_address(ir, cx, b, addr, j, grid.stride);
-    let g = grid.groups(ir, cx, b, rec);
+    let checked = grid.read(ir, cx, b, rec);
+    let g = checked.groups;
+    let bad = b.op(ir, Op::LogicalNot, a.bool_, vec![id(checked.valid)]);
+    let limit = ir.c_u32(STATUS_GRID_LIMIT);
+    let bits = b.select(ir, u, bad, limit, zero);
+    raise(ir, cx, b, push, bits);
+    let kind = ir.c_u32(FAULT_GRID);
+    let report = Fault::of_node(ir, push, kind, Some(k), &checked.dims);
+    fault::record(ir, cx, b, push, bad, &report);
     let s0 = b.op(ir, Op::Load, u, vec![id(sum)]);
     let s1 = b.bin(ir, Op::IAdd, u, s0, g);
     b.store_plain(sum, s1);
@@ -149,14 +165,23 @@ fn number(
     let largest = b.op(ir, Op::Load, u, vec![id(largest)]);
     b.atomic(ir, Op::AtomicUMax, u, mp, largest);
     let cp = runtime::counter(ir, &a, b, counts, slot, true);
-    let hi = b.op(ir, Op::UConvert, a.u64, vec![id(total)]);
+    let total64 = b.op(ir, Op::UConvert, a.u64, vec![id(total)]);
     let c32 = ir.c_u32(32);
-    let hi = b.bin(ir, Op::ShiftLeftLogical, a.u64, hi, c32);
+    let hi = b.bin(ir, Op::ShiftLeftLogical, a.u64, total64, c32);
     let lo = b.op(ir, Op::UConvert, a.u64, vec![id(count)]);
     let add = b.bin(ir, Op::BitwiseOr, a.u64, hi, lo);
     let old = b.atomic(ir, Op::AtomicIAdd, a.u64, cp, add);
     let entry = b.op(ir, Op::UConvert, u, vec![id(old)]);
     let old_hi = b.bin(ir, Op::ShiftRightLogical, a.u64, old, c32);
+    // Past what a level launches: the finisher drops the level's records
+    // of the target (the word is exact until then: see `abi`).
+    let end = b.bin(ir, Op::IAdd, a.u64, old_hi, total64);
+    let most = ir.c_u64(u64::from(MAX_LEVEL_WORKGROUPS));
+    let past = b.bin(ir, Op::UGreaterThan, a.bool_, end, most);
+    let m = b.begin_if(ir, past);
+    let marker = ir.c_u32(GRID_PAST_LEVEL);
+    b.atomic(ir, Op::AtomicUMax, u, mp, marker);
+    b.end_if(m);
     (entry, b.op(ir, Op::UConvert, u, vec![id(old_hi)]))
 }
 
@@ -208,7 +233,7 @@ fn write_entries(
     let r = b.bin(ir, Op::IAdd, u, e.rank, j);
     put_entry(ir, cx, b, &pool, push, claim, [wtag, ns, n], [s, r]);
     let rec = record_address(ir, cx, b, e.addr, j, grid.stride);
-    let g = grid.groups(ir, cx, b, rec);
+    let g = grid.read(ir, cx, b, rec).groups;
     let s1 = b.bin(ir, Op::IAdd, u, s, g);
     b.store_plain(start, s1);
     let j1 = b.bin(ir, Op::IAdd, u, j, one);
@@ -261,35 +286,79 @@ struct GridReader {
     bytes: Word,
     components: Word,
     stride: Word,
+    /// `NodeSchedule::max_grid`.
+    max: [Word; 3],
+}
+
+/// A record's grid: its workgroups (0 when it is past its limits) and
+/// whether it is within them.
+struct Grid {
+    groups: Word,
+    valid: Word,
+    /// The components as read (1 for those the grid lacks).
+    dims: [Word; 3],
 }
 
 impl GridReader {
-    /// Workgroups of the record at `rec` (product of its grid components).
-    fn groups(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, rec: Word) -> Word {
+    /// The fields of the target's schedule at `sched`.
+    fn load(ir: &mut Ir, cx: &Ctx, b: &mut Body, sched: Word) -> GridReader {
+        let a = cx.abi;
+        let mut field = |ir: &mut Ir, k: u32| b.load_field(ir, &a, a.s_schedule(), sched, k);
+        GridReader {
+            offset: field(ir, f::SC_GRID_OFFSET),
+            bytes: field(ir, f::SC_GRID_BYTES),
+            components: field(ir, f::SC_GRID_COMPONENTS),
+            stride: field(ir, f::SC_INPUT_STRIDE),
+            max: [0, 1, 2].map(|d| field(ir, f::SC_MAX_GRID + d)),
+        }
+    }
+
+    /// The grid of the record at `rec`, checked: every dimension within
+    /// `max`, the product (in 64 bits) within `MAX_RECORD_WORKGROUPS`.
+    fn read(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, rec: Word) -> Grid {
+        let a = cx.abi;
+        let dims = [0, 1, 2].map(|c| self.component(ir, cx, b, rec, c));
+        let mut valid = ir.c_bool(true);
+        for (&d, &max) in dims.iter().zip(&self.max) {
+            let within = b.bin(ir, Op::ULessThanEqual, a.bool_, d, max);
+            valid = b.bin(ir, Op::LogicalAnd, a.bool_, valid, within);
+        }
+        // Two factors of 32 bits fit 64; past the limit after them, the
+        // third product is not looked at.
+        let wide = dims.map(|d| b.op(ir, Op::UConvert, a.u64, vec![id(d)]));
+        let most = ir.c_u64(u64::from(MAX_RECORD_WORKGROUPS));
+        let xy = b.bin(ir, Op::IMul, a.u64, wide[0], wide[1]);
+        let xyz = b.bin(ir, Op::IMul, a.u64, xy, wide[2]);
+        for p in [xy, xyz] {
+            let within = b.bin(ir, Op::ULessThanEqual, a.bool_, p, most);
+            valid = b.bin(ir, Op::LogicalAnd, a.bool_, valid, within);
+        }
+        let groups = b.op(ir, Op::UConvert, a.u32, vec![id(xyz)]);
+        let zero = ir.c_u32(0);
+        Grid { groups: b.select(ir, a.u32, valid, groups, zero), valid, dims }
+    }
+
+    /// Grid component `c` of the record at `rec` (1 when the grid has fewer).
+    fn component(&self, ir: &mut Ir, cx: &Ctx, b: &mut Body, rec: Word, c: u32) -> Word {
         let a = cx.abi;
         let (one, two) = (ir.c_u32(1), ir.c_u32(2));
         let (eight, mask16) = (ir.c_u32(8), ir.c_u32(0xffff));
-        let mut product = one;
-        for c in 0..3u32 {
-            let cc = ir.c_u32(c);
-            let at = b.bin(ir, Op::IMul, a.u32, cc, self.bytes);
-            let at = b.bin(ir, Op::IAdd, a.u32, self.offset, at);
-            let not3 = ir.c_u32(!3);
-            let aligned = b.bin(ir, Op::BitwiseAnd, a.u32, at, not3);
-            let a64 = b.op(ir, Op::UConvert, a.u64, vec![id(aligned)]);
-            let wa = b.bin(ir, Op::IAdd, a.u64, rec, a64);
-            let wp = b.addr_ptr(ir, a.p_u32, wa);
-            let word = b.load(ir, a.u32, wp, 4);
-            let lane = b.bin(ir, Op::BitwiseAnd, a.u32, at, two);
-            let shift = b.bin(ir, Op::IMul, a.u32, lane, eight);
-            let shifted = b.bin(ir, Op::ShiftRightLogical, a.u32, word, shift);
-            let half = b.bin(ir, Op::BitwiseAnd, a.u32, shifted, mask16);
-            let is16 = b.bin(ir, Op::IEqual, a.bool_, self.bytes, two);
-            let v = b.select(ir, a.u32, is16, half, word);
-            let present = b.bin(ir, Op::ULessThan, a.bool_, cc, self.components);
-            let v = b.select(ir, a.u32, present, v, one);
-            product = b.bin(ir, Op::IMul, a.u32, product, v);
-        }
-        product
+        let cc = ir.c_u32(c);
+        let at = b.bin(ir, Op::IMul, a.u32, cc, self.bytes);
+        let at = b.bin(ir, Op::IAdd, a.u32, self.offset, at);
+        let not3 = ir.c_u32(!3);
+        let aligned = b.bin(ir, Op::BitwiseAnd, a.u32, at, not3);
+        let a64 = b.op(ir, Op::UConvert, a.u64, vec![id(aligned)]);
+        let wa = b.bin(ir, Op::IAdd, a.u64, rec, a64);
+        let wp = b.addr_ptr(ir, a.p_u32, wa);
+        let word = b.load(ir, a.u32, wp, 4);
+        let lane = b.bin(ir, Op::BitwiseAnd, a.u32, at, two);
+        let shift = b.bin(ir, Op::IMul, a.u32, lane, eight);
+        let shifted = b.bin(ir, Op::ShiftRightLogical, a.u32, word, shift);
+        let half = b.bin(ir, Op::BitwiseAnd, a.u32, shifted, mask16);
+        let is16 = b.bin(ir, Op::IEqual, a.bool_, self.bytes, two);
+        let v = b.select(ir, a.u32, is16, half, word);
+        let present = b.bin(ir, Op::ULessThan, a.bool_, cc, self.components);
+        b.select(ir, a.u32, present, v, one)
     }
 }

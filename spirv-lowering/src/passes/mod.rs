@@ -4,10 +4,12 @@
 mod aliased;
 mod aligned;
 mod allocate;
+mod bounds;
 mod builtins;
 mod cleanup;
 mod enqueue;
 mod epilogue;
+mod fault;
 mod finisher;
 mod handles;
 mod node_ops;
@@ -80,8 +82,8 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     let reads_shader_index =
         opts.tables.is_none() && app_builtins.iter().any(|(b, _, _)| *b == spirv::BuiltIn::ShaderIndexAMDX);
     handles::run(ir, &cx)?;
-    let input = payload::run(ir, &cx)?;
-    node_ops::run(ir, &cx, input)?;
+    let (input, record_index_fns) = payload::run(ir, &cx)?;
+    node_ops::run(ir, &cx, input, &record_index_fns)?;
     let invocations = if packed { opts.thread_pack_width } else { facts.info.workgroup_size.iter().product() };
     // Mesh nodes are drawn apart from the compute levels and never finish one.
     let finish = (!facts.info.mesh).then(|| finisher::run(ir, &cx, invocations));

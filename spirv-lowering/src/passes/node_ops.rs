@@ -20,7 +20,7 @@
 //!
 //! Afterwards no AMDX instruction is left in any function.
 
-use super::payload::InputLowering;
+use super::payload::{InputLowering, RecordIndexFns};
 use super::{allocate, enqueue, Ctx};
 use crate::abi::NO_NODE;
 use crate::analyze::finish_counter_offset;
@@ -90,7 +90,7 @@ impl AllocCache {
     }
 }
 
-pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError> {
+pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering, record_index_fns: &RecordIndexFns) -> Result<(), LowerError> {
     let mut h = Helpers {
         alloc_inv: HashMap::new(),
         alloc_wg: HashMap::new(),
@@ -125,6 +125,9 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering) -> Result<(), LowerError
                 b.instructions = out;
             }
         }
+    }
+    for &(k, fid) in record_index_fns {
+        super::bounds::record_index(ir, cx, &mut h, k, fid);
     }
     ir.m.functions.extend(h.new_fns);
     Ok(())
@@ -322,11 +325,7 @@ pub(super) fn lookup(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word, 
     let slots_addr = b.load_field(ir, &a, a.s_link(), link, f::L_SLOTS);
     let slots = b.addr_ptr(ir, a.p_u32, slots_addr);
     let n = b.load_field(ir, &a, a.s_link(), link, f::L_SLOT_COUNT);
-    let basec = ir.c_u32(base);
-    let i = b.bin(ir, Op::IAdd, a.u32, nidx, basec);
-    let inr = b.bin(ir, Op::ULessThan, a.bool_, i, n);
-    let zero = ir.c_u32(0);
-    let ci = b.select(ir, a.u32, inr, i, zero);
+    let (ci, inr) = array_slot(ir, cx, b, nidx, base, n);
     let sp = b.elem(ir, a.p_u32, slots, ci);
     let slot = b.load(ir, a.u32, sp, 4);
     let none = ir.c_u32(NO_NODE);
@@ -334,6 +333,21 @@ pub(super) fn lookup(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word, 
     let present = b.bin(ir, Op::LogicalAnd, a.bool_, inr, has);
     let (is_self, rec_ok) = recursion_check(ir, cx, b, slot, self_slot);
     Lookup { slot, present, is_self, rec_ok, nodes }
+}
+
+/// Index `nidx` of an output array from `base` among its `n` slot-table
+/// entries: (the entry, 0 when out of range; `bool` in range). The sum is
+/// checked for wrapping: index 0xFFFFFFFF from base 1 is past the array,
+/// not entry 0.
+pub(super) fn array_slot(ir: &mut Ir, cx: &Ctx, b: &mut Body, nidx: Word, base: u32, n: Word) -> (Word, Word) {
+    let a = cx.abi;
+    let basec = ir.c_u32(base);
+    let i = b.bin(ir, Op::IAdd, a.u32, nidx, basec);
+    let below = b.bin(ir, Op::ULessThan, a.bool_, i, n);
+    let unwrapped = b.bin(ir, Op::UGreaterThanEqual, a.bool_, i, nidx);
+    let inr = b.bin(ir, Op::LogicalAnd, a.bool_, below, unwrapped);
+    let zero = ir.c_u32(0);
+    (b.select(ir, a.u32, inr, i, zero), inr)
 }
 
 /// Whether `slot` is the node itself, and whether that leaves it allowed.
@@ -364,12 +378,8 @@ fn lookup_linked(
 ) -> Lookup {
     let a = cx.abi;
     let ctx_addr = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
-    let basec = ir.c_u32(base);
-    let i = b.bin(ir, Op::IAdd, a.u32, nidx, basec);
     let n = ir.c_u32(targets.slots.len() as u32);
-    let inr = b.bin(ir, Op::ULessThan, a.bool_, i, n);
-    let zero = ir.c_u32(0);
-    let ci = b.select(ir, a.u32, inr, i, zero);
+    let (ci, inr) = array_slot(ir, cx, b, nidx, base, n);
     let none = ir.c_u32(NO_NODE);
     let (slot, has) = match targets.consecutive() {
         Some(first) => {

@@ -50,11 +50,16 @@ pub struct InputLowering {
     pub address_fn: Option<Word>,
 }
 
-pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
+/// `checked_payloads`: per output `k`, the id of
+/// `node_output{k}_record_index(u32 index, u64 record0) -> u32` that its
+/// record accesses call; `node_ops` defines them (it knows the allocations).
+pub type RecordIndexFns = Vec<(usize, Word)>;
+
+pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<(InputLowering, RecordIndexFns), LowerError> {
     let spec = &cx.opts.specialization;
     let psb = StorageClass::PhysicalStorageBuffer;
     let mut input_ptrs: HashSet<Word> = HashSet::new();
-    let mut output_ptrs: HashSet<Word> = HashSet::new();
+    let mut output_ptrs: HashMap<Word, Word> = HashMap::new(); // array ptr type -> array type
     let mut rec_of: HashMap<Word, Word> = HashMap::new(); // array ptr type -> record type
     let mut retypes: Vec<(Word, Word, Option<u32>)> = vec![]; // (ptr type, new pointee, stride)
     for i in &ir.m.types_global_values {
@@ -75,7 +80,7 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
             if Some(pointee) == cx.facts.input_array_type {
                 input_ptrs.insert(t);
             } else {
-                output_ptrs.insert(t);
+                output_ptrs.insert(t, pointee);
                 retypes.push((t, elem, stride_of(elem)));
             }
         } else {
@@ -131,7 +136,9 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
         addresses = Some(var);
         address_fn = Some(address_function(ir, cx, var, per_workgroup));
     }
-    rewrite_chains(ir, cx, &types, &input_ptrs, &output_ptrs, &in_rec_ptr, address_fn)?;
+    let outputs = OutputIndexes::new(ir, cx, &output_ptrs);
+    rewrite_chains(ir, cx, &types, &input_ptrs, &outputs, &in_rec_ptr, address_fn)?;
+    let record_index_fns = outputs.checked.into_iter().collect();
     // The input array handle carries nothing: its type becomes u32 and the
     // variable's uses the constant 0.
     if !input_ptrs.is_empty() {
@@ -163,7 +170,7 @@ pub fn run(ir: &mut Ir, cx: &Ctx) -> Result<InputLowering, LowerError> {
             ir.retain_globals(|i| i.result_id != Some(v));
         }
     }
-    Ok(InputLowering { holder, ptr_type, addresses, per_workgroup, address_fn })
+    Ok((InputLowering { holder, ptr_type, addresses, per_workgroup, address_fn }, record_index_fns))
 }
 
 /// A plain-struct input variable becomes a `Private` holder of the record
@@ -214,10 +221,20 @@ fn address_function(ir: &mut Ir, cx: &Ctx, var: Word, per_workgroup: u32) -> Wor
     let label = ir.id();
     let mut b = Body::new(label);
     let value = if per_workgroup > 1 {
-        // Clamp: an index past the array reads the last gathered address.
-        let last = ir.c_u32(per_workgroup - 1);
-        let lt = b.bin(ir, Op::ULessThan, a.bool_, param, last);
-        let i = b.op(ir, Op::Select, a.u32, vec![id(lt), id(param), id(last)]);
+        // Clamp: an index past the records gathered reads the last one (the
+        // addresses past them are not written); with `checked_payloads`
+        // that is reported.
+        let count = b.op(ir, Op::Load, a.u32, vec![id(cx.vars.rec_count)]);
+        let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+        let empty = b.bin(ir, Op::IEqual, a.bool_, count, zero);
+        let held = b.select(ir, a.u32, empty, one, count);
+        let inside = b.bin(ir, Op::ULessThan, a.bool_, param, held);
+        let last = b.bin(ir, Op::ISub, a.u32, held, one);
+        let i = b.select(ir, a.u32, inside, param, last);
+        if cx.opts.checked_payloads {
+            let outside = b.op(ir, Op::LogicalNot, a.bool_, vec![id(inside)]);
+            super::bounds::report(ir, cx, &mut b, outside, None, [param, count]);
+        }
         let pw = ir.t_ptr(StorageClass::Workgroup, a.u64, None);
         let p = b.op(ir, Op::AccessChain, pw, vec![id(var), id(i)]);
         b.op(ir, Op::Load, a.u64, vec![id(p)])
@@ -237,7 +254,7 @@ fn rewrite_chains(
     cx: &Ctx,
     types: &crate::ir::IdMap<Word>,
     input_ptrs: &HashSet<Word>,
-    output_ptrs: &HashSet<Word>,
+    outputs: &OutputIndexes,
     in_rec_ptr: &HashMap<Word, Word>,
     address_fn: Option<Word>,
 ) -> Result<(), LowerError> {
@@ -261,7 +278,7 @@ fn rewrite_chains(
                     continue;
                 };
                 let is_in = input_ptrs.contains(&bty);
-                if !is_in && !output_ptrs.contains(&bty) {
+                if !is_in && !outputs.of_type.contains_key(&bty) {
                     out.push(i);
                     continue;
                 }
@@ -288,6 +305,12 @@ fn rewrite_chains(
                         // A chain with no index is a copy of the pointer.
                         out.push(inst(Op::CopyObject, Some(rt), Some(rid), vec![id(base)]));
                     } else {
+                        if let Some(Operand::IdRef(first)) = idx.first().cloned() {
+                            let k = outputs.of_type.get(&bty).copied().flatten();
+                            if let Some(held) = outputs.held(ir, cx, (types, &mut out), k, [first, base]) {
+                                idx[0] = id(held);
+                            }
+                        }
                         let mut ops = vec![id(base)];
                         ops.extend(idx);
                         out.push(inst(Op::PtrAccessChain, Some(rt), Some(rid), ops));
@@ -335,4 +358,89 @@ fn rewrite_chains(
         }
     }
     Ok(())
+}
+
+/// How output record indexes are held inside their allocation: every index
+/// to the output's `NodeMaxPayloadsAMDX` less one (so that no write leaves
+/// the allocation's frame, or the sink a failed allocation points at), and
+/// with `checked_payloads` to the allocation's records through
+/// `node_output{k}_record_index`.
+struct OutputIndexes {
+    /// Output array pointer type -> its output (`None`: not told apart).
+    of_type: HashMap<Word, Option<usize>>,
+    /// `checked_payloads`: output -> its index function's id.
+    checked: HashMap<usize, Word>,
+}
+
+impl OutputIndexes {
+    /// `output_ptrs`: output array pointer type -> the payload array type.
+    fn new(ir: &mut Ir, cx: &Ctx, output_ptrs: &HashMap<Word, Word>) -> OutputIndexes {
+        let outputs = &cx.facts.info.outputs;
+        let mut of_type = HashMap::new();
+        let mut checked = HashMap::new();
+        for (&t, &array) in output_ptrs {
+            let mut ks = outputs.iter().enumerate().filter(|(_, o)| o.type_id == array).map(|(k, _)| k);
+            let k = match (ks.next(), ks.next()) {
+                (Some(k), None) => Some(k),
+                _ => None,
+            };
+            if let (Some(k), true) = (k, cx.opts.checked_payloads) {
+                checked.entry(k).or_insert_with(|| ir.id());
+            }
+            of_type.insert(t, k);
+        }
+        OutputIndexes { of_type, checked }
+    }
+
+    /// The instructions (pushed to `out`) that hold record index `first` of
+    /// output `k` (`None`: the most of any output) on the allocation at
+    /// `base`; `None` where nothing needs holding (a constant index inside).
+    fn held(
+        &self,
+        ir: &mut Ir,
+        cx: &Ctx,
+        (types, out): (&crate::ir::IdMap<Word>, &mut Vec<Instruction>),
+        k: Option<usize>,
+        [first, base]: [Word; 2],
+    ) -> Option<Word> {
+        let a = cx.abi;
+        let outputs = &cx.facts.info.outputs;
+        let most = match k {
+            Some(k) => outputs.get(k).map_or(1, |o| o.max_payloads),
+            None => outputs.iter().map(|o| o.max_payloads).max().unwrap_or(1),
+        }
+        .max(1);
+        let constant = eval(ir, &cx.opts.specialization, first);
+        if constant.is_some_and(|c| c < u64::from(most)) {
+            return None;
+        }
+        let index = as_u32(ir, cx, types, out, first);
+        if let Some(f) = k.and_then(|k| self.checked.get(&k)) {
+            let (addr, r) = (ir.id(), ir.id());
+            out.push(inst(Op::ConvertPtrToU, Some(a.u64), Some(addr), vec![id(base)]));
+            out.push(inst(Op::FunctionCall, Some(a.u32), Some(r), vec![id(*f), id(index), id(addr)]));
+            return Some(r);
+        }
+        let last = ir.c_u32(most - 1);
+        let (inside, r) = (ir.id(), ir.id());
+        out.push(inst(Op::ULessThan, Some(a.bool_), Some(inside), vec![id(index), id(last)]));
+        out.push(inst(Op::Select, Some(a.u32), Some(r), vec![id(inside), id(index), id(last)]));
+        Some(r)
+    }
+}
+
+/// `index` as a `u32` (pushed to `out`): signed 32-bit indexes are
+/// reinterpreted (a negative one is then past any array), wider ones
+/// narrowed.
+fn as_u32(ir: &mut Ir, cx: &Ctx, types: &crate::ir::IdMap<Word>, out: &mut Vec<Instruction>, index: Word) -> Word {
+    let u = cx.abi.u32;
+    let Some(ty) = types.get(&index).copied().filter(|&t| t != u) else { return index };
+    let width = ir.global(ty).and_then(|t| match t.operands.first() {
+        Some(Operand::LiteralBit32(w)) => Some(*w),
+        _ => None,
+    });
+    let r = ir.id();
+    let op = if width == Some(32) { Op::Bitcast } else { Op::UConvert };
+    out.push(inst(op, Some(u), Some(r), vec![id(index)]));
+    r
 }

@@ -28,7 +28,7 @@ pub struct Gpu {
     pub has16: bool,
 }
 
-/// Byte offsets of the scratch areas inside the one buffer (ABI version 4;
+/// Byte offsets of the scratch areas inside the one buffer (ABI version 5;
 /// see `spirv_lowering::abi`'s scratch layout). Tables hold [`MAX_NODES`]
 /// node slots.
 pub mod at {
@@ -46,11 +46,11 @@ pub mod at {
     /// `[NodeSchedule; MAX_NODES]`.
     pub const SCHEDULES: usize = 3072;
     /// `[NodeInfo; MAX_NODES]`.
-    pub const NODES: usize = 3840;
+    pub const NODES: usize = 4096;
     /// `[OutputLink; MAX_LINKS]`.
-    pub const LINKS: usize = 4096;
+    pub const LINKS: usize = 4352;
     /// One `u32` slot table of `MAX_LINK_SLOTS` per link.
-    pub const SLOTS: usize = 4352;
+    pub const SLOTS: usize = 4608;
     /// The `u32` rank counters of level parity 0 and 1, one per node
     /// `abi::COUNTER_STRIDE_BYTES` apart (room for `MAX_NODES`).
     pub const RANKS: [usize; 2] = [13 << 20, (13 << 20) + 4096];
@@ -78,6 +78,9 @@ pub mod at {
     pub const UAV: usize = 1 << 20;
     pub const UAV_SIZE: usize = 12 << 20;
     pub const SIZE: usize = 14 << 20;
+
+    const _: () = assert!(SCHEDULES + MAX_NODES * size_of::<spirv_lowering::abi::NodeSchedule>() <= NODES);
+    const _: () = assert!(SLOTS + MAX_LINKS * MAX_LINK_SLOTS * 4 <= ENTRY_COUNTS);
 }
 
 impl Gpu {

@@ -1,4 +1,4 @@
-//! The ABI-4 state one kernel runs against, built by hand in the harness
+//! The ABI-5 state one kernel runs against, built by hand in the harness
 //! buffer (see [`at`]), and readers for what the kernel leaves there.
 //!
 //! A [`Setup`] is a small graph: per node slot a [`NodeSpec`] (its
@@ -57,6 +57,8 @@ pub struct NodeSpec {
     pub outputs: Vec<Vec<u32>>,
     /// A mesh node drawn once after the last level (`SCHEDULE_FLAG_PINNED`).
     pub pinned: bool,
+    /// `NodeSchedule::max_grid` (dynamic grids).
+    pub max_grid: [u32; 3],
 }
 
 impl NodeSpec {
@@ -74,6 +76,7 @@ impl NodeSpec {
             shader_index: 0,
             outputs: vec![],
             pinned: false,
+            max_grid: [65535; 3],
         }
     }
 
@@ -90,6 +93,11 @@ impl NodeSpec {
     /// A broadcast node whose grid is in the payload: (offset, bytes per component, components).
     pub fn dynamic(stride: u32, grid: (u32, u32, u32)) -> NodeSpec {
         NodeSpec { grid, ..NodeSpec::with_mode(SCHEDULE_DYNAMIC, stride) }
+    }
+
+    /// The largest grid its records may ask for (`MaxNumWorkgroupsAMDX`).
+    pub fn max_grid(self, max_grid: [u32; 3]) -> NodeSpec {
+        NodeSpec { max_grid, ..self }
     }
 
     pub fn max_count(self, max_count: u32) -> NodeSpec {
@@ -304,6 +312,7 @@ impl Setup {
             flags,
             per_frame: geom.per_frame,
             tail: geom.tail,
+            max_grid: n.max_grid,
             ..NodeSchedule::default()
         }
     }
@@ -643,6 +652,9 @@ fn put_schedule(g: &mut Gpu, o: usize, s: &NodeSchedule) {
         (offset_of!(NodeSchedule, flags), s.flags),
         (offset_of!(NodeSchedule, per_frame), s.per_frame),
         (offset_of!(NodeSchedule, tail), s.tail),
+        (offset_of!(NodeSchedule, max_grid), s.max_grid[0]),
+        (offset_of!(NodeSchedule, max_grid) + 4, s.max_grid[1]),
+        (offset_of!(NodeSchedule, max_grid) + 8, s.max_grid[2]),
     ] {
         g.put32(o + f, v);
     }

@@ -159,7 +159,9 @@ impl<'d> Hostile<'d> {
         });
         self.check_guards();
         let all = self.inst.log().tolerated();
-        let reports: Vec<String> = all[self.seen.get()..].to_vec();
+        // Validation 1.3.239's word on the layer-settings structure is
+        // tolerated too (see `InstanceOptions`): not a report.
+        let reports: Vec<String> = all[self.seen.get()..].iter().filter(|m| m.contains(REPORT_ID)).cloned().collect();
         self.seen.set(all.len());
         Outcome { out: self.out.read_u32(RESULT_WORDS).expect("read"), reports }
     }
@@ -189,9 +191,7 @@ impl<'d> Hostile<'d> {
         let mut want = vec![0; RESULT_WORDS];
         want[10] = 6;
         want[11] = 1;
-        for i in 20..24 {
-            want[i] = 1;
-        }
+        want[20..24].fill(1);
         want[30] = 1;
         want[41] = 1;
         want[52] = 1;

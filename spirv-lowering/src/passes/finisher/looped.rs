@@ -2,9 +2,13 @@
 //! every node slot, reading each one's `NodeSchedule` from scratch (see the
 //! parent module for the steps).
 
-use super::{advance_pin, close_level, split_groups, status, uniform_grid, write_launch, zero_launch, NextLaunch};
+use super::{
+    advance_pin, close_level, held_to_level, next_level, report_drop, split_groups, status, uniform_grid, write_launch,
+    zero_launch, Held, NextLaunch,
+};
 use crate::abi::{
-    RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED, SCHEDULE_STATIC,
+    GRID_PAST_LEVEL, MAX_LEVEL_WORKGROUPS, RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH,
+    SCHEDULE_FLAG_PINNED, SCHEDULE_STATIC, STATUS_LEVEL_WORKGROUPS,
 };
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
@@ -34,6 +38,8 @@ struct Level {
     grids0: Word,
     disp1: Word,
     disp_next_addr: Word,
+    /// The level the launches are for.
+    next_level: Word,
 }
 
 pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_size: u32) {
@@ -42,10 +48,12 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     let ctx = push.ctx;
     let zero = ir.c_u32(0);
     let total = ir.global_var(StorageClass::Workgroup, u, "node_finish_launched");
+    let raised = ir.global_var(StorageClass::Workgroup, u, "node_finish_raised");
     let lidx = b.op(ir, Op::Load, u, vec![id(cx.real.lidx)]);
     let l0 = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
     let m = b.begin_if(ir, l0);
     b.store_plain(total, zero);
+    b.store_plain(raised, zero);
     b.end_if(m);
     b.workgroup_barrier(ir);
     let t = cx.opts.tables.as_ref();
@@ -75,14 +83,18 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
         grids0,
         disp1,
         disp_next_addr: disp_next,
+        next_level: next_level(ir, cx, b, push),
     };
     let (status, fatal) = status(ir, cx, b, push);
     let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
-    for_each_slot(ir, cx, b, &lv, |ir, b, n| next_launch(ir, cx, b, &lv, n, fatal, words, total));
+    let shared = Shared { total, raised };
+    for_each_slot(ir, cx, b, &lv, |ir, b, n| next_launch(ir, cx, b, &lv, n, fatal, words, &shared));
     b.workgroup_barrier(ir);
     let launched = b.op(ir, Op::Load, u, vec![id(total)]);
     for_each_slot(ir, cx, b, &lv, |ir, b, n| clear_slot(ir, cx, b, &lv, n, launched));
     let m = b.begin_if(ir, l0);
+    let dropped = b.op(ir, Op::Load, u, vec![id(raised)]);
+    let status = b.bin(ir, Op::BitwiseOr, u, status, dropped);
     close_level(ir, cx, b, push, status, words);
     b.end_if(m);
     let none = b.bin(ir, Op::IEqual, a.bool_, launched, zero);
@@ -99,6 +111,14 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     advance_pin(ir, cx, b, push);
     b.end_if(m0);
     b.end_if(m);
+}
+
+/// The finisher's Workgroup variables its invocations count in.
+struct Shared {
+    /// The next level's workgroups launched so far.
+    total: Word,
+    /// Status bits the launches raised.
+    raised: Word,
 }
 
 /// Whether slot `n` is a pinned node (`SCHEDULE_FLAG_PINNED`).
@@ -128,7 +148,7 @@ fn for_each_slot(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, mut body: impl
 
 /// Step 2 for slot `n`: its `NodeDispatch` for the next level.
 #[allow(clippy::too_many_arguments)]
-fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: Word, words: Word, total: Word) {
+fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: Word, words: Word, sh: &Shared) {
     let a = cx.abi;
     let u = a.u32;
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
@@ -145,33 +165,36 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let rp = runtime::counter(ir, &a, b, ranks, src, false);
     let records = b.load(ir, u, rp, 4);
     let grids = b.select(ir, a.u64, pinned, lv.grids0, lv.grids_now);
-    let gp = runtime::counter(ir, &a, b, grids, src, true);
-    let grid = b.load(ir, a.u64, gp, 8);
-    let mp = runtime::grid_max(ir, &a, b, grids, src);
-    let largest = b.load(ir, u, mp, 4);
-    let uniform = uniform_grid(ir, cx, b, grid, largest);
-    let c32 = ir.c_u32(32);
-    let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, grid, c32);
-    let dyn_groups = b.op(ir, Op::UConvert, u, vec![id(hi)]);
-    let mode = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_MODE);
-    let per = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_PER_WORKGROUP);
-    let statics = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_STATIC_GROUPS);
-    let per_safe = {
-        let is0 = b.bin(ir, Op::IEqual, a.bool_, per, zero);
-        b.select(ir, u, is0, one, per)
-    };
-    let batched_num = b.bin(ir, Op::IAdd, u, records, per_safe);
-    let batched_num = b.bin(ir, Op::ISub, u, batched_num, one);
-    let batched = b.bin(ir, Op::UDiv, u, batched_num, per_safe);
-    let static_groups = b.bin(ir, Op::IMul, u, records, statics);
-    let (m_static, m_dyn) = (ir.c_u32(SCHEDULE_STATIC), ir.c_u32(SCHEDULE_DYNAMIC));
-    let is_static = b.bin(ir, Op::IEqual, a.bool_, mode, m_static);
-    let is_dyn = b.bin(ir, Op::IEqual, a.bool_, mode, m_dyn);
-    let groups = b.select(ir, u, is_dyn, dyn_groups, batched);
-    let groups = b.select(ir, u, is_static, static_groups, groups);
-    let groups = b.select(ir, u, fatal, zero, groups);
-    let records = b.select(ir, u, fatal, zero, records);
-    let (split, launched) = split_groups(ir, cx, b, groups);
+    let (held, uniform) = slot_groups(ir, cx, b, sp, records, grids, src);
+    let groups = b.select(ir, u, fatal, zero, held.groups);
+    let (_, launched) = split_groups(ir, cx, b, groups);
+    // Mesh nodes are drawn, not launched: their workgroups never count done.
+    let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
+    let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
+    let mesh = b.bin(ir, Op::INotEqual, a.bool_, mesh, zero);
+    let launched = b.select(ir, u, mesh, zero, launched);
+    // Its first number among the next level's workgroups, unless they take
+    // the level past `MAX_LEVEL_WORKGROUPS`: then it is dropped.
+    let (first, fits) = reserve(ir, cx, b, sh.total, launched);
+    let groups = b.select(ir, u, fits, groups, zero);
+    let (split, _) = split_groups(ir, cx, b, groups);
+    let refused = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
+    let dropped = b.bin(ir, Op::LogicalOr, a.bool_, held.over, refused);
+    let gone = b.bin(ir, Op::LogicalOr, a.bool_, dropped, fatal);
+    let records = b.select(ir, u, gone, zero, records);
+    let alive = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fatal)]);
+    let dropped = b.bin(ir, Op::LogicalAnd, a.bool_, dropped, alive);
+    let md = b.begin_if(ir, dropped);
+    let bit = ir.c_u32(STATUS_LEVEL_WORKGROUPS);
+    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
+    let relaxed = ir.c_u32(0);
+    b.op(ir, Op::AtomicOr, u, vec![id(sh.raised), id(wg_scope), id(relaxed), id(bit)]);
+    // Refused with the others: the count is this launch's alone.
+    let two = ir.c_u32(2);
+    let alone = [launched, zero, two];
+    let counted = [0, 1, 2].map(|i| b.select(ir, u, held.over, held.counted[i], alone[i]));
+    report_drop(ir, cx, b, words, dropped, [n, lv.next_level], counted);
+    b.end_if(md);
     // A pinned node's dispatch: drawn after the last level, from parity 1's table.
     let table = b.select(ir, a.u64, pinned, lv.disp1, lv.disp_next_addr);
     let table = b.addr_ptr(ir, a.p_dispatch, table);
@@ -180,17 +203,83 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let mode = b.select(ir, u, pinned, pinned_mode, framed);
     let next = NextLaunch { split, groups, records, mode, key: src, words, starts: uniform, numbers: None };
     write_launch(ir, cx, b, dp, &next);
-    // Mesh nodes are drawn, not launched: their workgroups never count done.
-    let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
-    let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
-    let mesh = b.bin(ir, Op::INotEqual, a.bool_, mesh, zero);
-    let launched = b.select(ir, u, mesh, zero, launched);
-    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
-    let relaxed = ir.c_u32(0);
-    // The running total before this node: its workgroups' first number.
-    let first = b.op(ir, Op::AtomicIAdd, u, vec![id(total), id(wg_scope), id(relaxed), id(launched)]);
     let fp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_WORKGROUP_BASE);
     b.store(fp, first, 4);
+}
+/// Step 2's workgroups of slot `n` (schedule at `sp`) from its `records`
+/// and its grid counter in `grids` (of source `src`), counted in 64 bits:
+/// (the workgroups held to `MAX_LEVEL_WORKGROUPS`, `NodeDispatch::starts`).
+#[allow(clippy::too_many_arguments)]
+fn slot_groups(ir: &mut Ir, cx: &Ctx, b: &mut Body, sp: Word, records: Word, grids: Word, src: Word) -> (Held, Word) {
+    let a = cx.abi;
+    let u = a.u32;
+    let one64 = ir.c_u64(1);
+    let gp = runtime::counter(ir, &a, b, grids, src, true);
+    let grid = b.load(ir, a.u64, gp, 8);
+    let mp = runtime::grid_max(ir, &a, b, grids, src);
+    let largest = b.load(ir, u, mp, 4);
+    let uniform = uniform_grid(ir, cx, b, grid, largest);
+    let c32 = ir.c_u32(32);
+    let dyn_groups = b.bin(ir, Op::ShiftRightLogical, a.u64, grid, c32);
+    let marker = ir.c_u32(GRID_PAST_LEVEL);
+    let past = b.bin(ir, Op::IEqual, a.bool_, largest, marker);
+    let mode = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_MODE);
+    let per = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_PER_WORKGROUP);
+    let statics = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_STATIC_GROUPS);
+    let wide = |ir: &mut Ir, b: &mut Body, v: Word| b.op(ir, Op::UConvert, a.u64, vec![id(v)]);
+    let (records, per, statics) = (wide(ir, b, records), wide(ir, b, per), wide(ir, b, statics));
+    let zero64 = ir.c_u64(0);
+    let per_is0 = b.bin(ir, Op::IEqual, a.bool_, per, zero64);
+    let per = b.select(ir, a.u64, per_is0, one64, per);
+    let up = b.bin(ir, Op::IAdd, a.u64, records, per);
+    let up = b.bin(ir, Op::ISub, a.u64, up, one64);
+    let batched = b.bin(ir, Op::UDiv, a.u64, up, per);
+    let static_groups = b.bin(ir, Op::IMul, a.u64, records, statics);
+    let (m_static, m_dyn) = (ir.c_u32(SCHEDULE_STATIC), ir.c_u32(SCHEDULE_DYNAMIC));
+    let is_static = b.bin(ir, Op::IEqual, a.bool_, mode, m_static);
+    let is_dyn = b.bin(ir, Op::IEqual, a.bool_, mode, m_dyn);
+    let groups = b.select(ir, a.u64, is_dyn, dyn_groups, batched);
+    let groups = b.select(ir, a.u64, is_static, static_groups, groups);
+    let past = b.bin(ir, Op::LogicalAnd, a.bool_, is_dyn, past);
+    (held_to_level(ir, cx, b, groups, Some(past)), uniform)
+}
+
+/// Takes `launched` workgroups from the level's running `total` (a
+/// Workgroup variable) unless they would take it past
+/// `MAX_LEVEL_WORKGROUPS`: (the first of them, `bool` taken).
+fn reserve(ir: &mut Ir, cx: &Ctx, b: &mut Body, total: Word, launched: Word) -> (Word, Word) {
+    let a = cx.abi;
+    let u = a.u32;
+    let fls = ir.c_bool(false);
+    let zero = ir.c_u32(0);
+    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
+    let relaxed = ir.c_u32(0);
+    let most = ir.c_u32(MAX_LEVEL_WORKGROUPS);
+    let done = b.local(ir, a.bool_, fls);
+    let taken = b.local(ir, a.bool_, fls);
+    let first = b.local(ir, u, zero);
+    let lp = b.begin_loop(ir);
+    let d = b.op(ir, Op::Load, a.bool_, vec![id(done)]);
+    let more = b.op(ir, Op::LogicalNot, a.bool_, vec![id(d)]);
+    b.loop_test(&lp, more);
+    let old = b.op(ir, Op::AtomicLoad, u, vec![id(total), id(wg_scope), id(relaxed)]);
+    let room = b.bin(ir, Op::ISub, u, most, old);
+    let fits = b.bin(ir, Op::ULessThanEqual, a.bool_, launched, room);
+    let m = b.begin_if(ir, fits);
+    let new = b.bin(ir, Op::IAdd, u, old, launched);
+    let ops = vec![id(total), id(wg_scope), id(relaxed), id(relaxed), id(new), id(old)];
+    let seen = b.op(ir, Op::AtomicCompareExchange, u, ops);
+    let won = b.bin(ir, Op::IEqual, a.bool_, seen, old);
+    b.store_plain(taken, won);
+    b.store_plain(first, old);
+    b.end_if(m);
+    let t = b.op(ir, Op::Load, a.bool_, vec![id(taken)]);
+    let refused = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
+    let over = b.bin(ir, Op::LogicalOr, a.bool_, t, refused);
+    b.store_plain(done, over);
+    b.end_loop(&lp);
+    let first = b.op(ir, Op::Load, u, vec![id(first)]);
+    (first, b.op(ir, Op::Load, a.bool_, vec![id(taken)]))
 }
 
 /// Step 3 for slot `n`: its counters of this level back to zero (every slot

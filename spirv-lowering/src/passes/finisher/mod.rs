@@ -14,7 +14,10 @@
 //!    from the grid counter), `vkCmdDispatchIndirect` arguments split over x
 //!    and y, framed records, the status words' address passed on, its first
 //!    number among the next level's workgroups (a mesh node's workgroups
-//!    are drawn, never counted) and the next level's total;
+//!    are drawn, never counted) and the next level's total; a launch whose
+//!    workgroups (counted in 64 bits) pass `abi::MAX_LEVEL_WORKGROUPS`, or
+//!    would take the level's total past it, is dropped (no workgroups, no
+//!    records) and raises `STATUS_LEVEL_WORKGROUPS`;
 //! 3. **clear**: this level's rank and grid counters, status and done
 //!    counter go back to zero (so a dispatch ends with all of them zero and
 //!    the next needs no transfer), the tag advances, and a nonzero status
@@ -35,8 +38,9 @@
 mod looped;
 mod unrolled;
 
+use super::fault::{self, Fault};
 use super::Ctx;
-use crate::abi::{STATUS_FATAL, STATUS_WORDS};
+use crate::abi::{FAULT_LEVEL_WORKGROUPS, MAX_LEVEL_WORKGROUPS, NO_NODE, STATUS_FATAL, STATUS_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
 use crate::runtime::{self, ctx_parity_ptr, Push};
@@ -97,6 +101,65 @@ fn split_groups(ir: &mut Ir, cx: &Ctx, b: &mut Body, groups: Word) -> (Word, Wor
     let split = b.op(ir, Op::CompositeConstruct, a.v3, vec![id(x), id(y), id(one)]);
     let xy = b.bin(ir, Op::IMul, u, x, y);
     (split, b.select(ir, u, small, groups, xy))
+}
+
+/// One launch held to `MAX_LEVEL_WORKGROUPS` (see [`held_to_level`]).
+#[derive(Clone, Copy)]
+struct Held {
+    /// `bool`: dropped.
+    over: Word,
+    /// `u32` workgroups, 0 when dropped.
+    groups: Word,
+    /// The fault values of a drop (`abi::FAULT_LEVEL_WORKGROUPS`): the
+    /// count's low and high words, and whether the enqueues saw it pass.
+    counted: [Word; 3],
+}
+
+/// Step 2's limit on one launch: its workgroups `groups` (`u64`) against
+/// `MAX_LEVEL_WORKGROUPS` (or `past`: the enqueues saw them pass it).
+fn held_to_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, groups: Word, past: Option<Word>) -> Held {
+    let a = cx.abi;
+    let most = ir.c_u64(u64::from(MAX_LEVEL_WORKGROUPS));
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let mut over = b.bin(ir, Op::UGreaterThan, a.bool_, groups, most);
+    let mut seen = zero;
+    if let Some(past) = past {
+        over = b.bin(ir, Op::LogicalOr, a.bool_, over, past);
+        seen = b.select(ir, a.u32, past, one, zero);
+    }
+    let narrow = b.op(ir, Op::UConvert, a.u32, vec![id(groups)]);
+    let c32 = ir.c_u32(32);
+    let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, groups, c32);
+    let hi = b.op(ir, Op::UConvert, a.u32, vec![id(hi)]);
+    Held { over, groups: b.select(ir, a.u32, over, zero, narrow), counted: [narrow, hi, seen] }
+}
+
+/// Records the fault of a launch of `node` dropped at level `next` (`counted`:
+/// see [`Held`]; 2 as its third word: together with the level's other
+/// launches), at the status words `words`.
+fn report_drop(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    words: Word,
+    dropped: Word,
+    [node, next]: [Word; 2],
+    counted: [Word; 3],
+) {
+    let fault = Fault {
+        kind: ir.c_u32(FAULT_LEVEL_WORKGROUPS),
+        node,
+        level: next,
+        output: ir.c_u32(NO_NODE),
+        values: [counted[0], counted[1], counted[2], ir.c_u32(0)],
+    };
+    fault::record_at(ir, cx, b, words, dropped, &fault);
+}
+
+/// The level after the one `push` runs.
+fn next_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push) -> Word {
+    let one = ir.c_u32(1);
+    b.bin(ir, Op::IAdd, cx.abi.u32, push.level, one)
 }
 
 /// Step 2's words of one next launch (see `write_launch`).

@@ -5,10 +5,13 @@
 //! before the first is used: one round trip to memory instead of the
 //! general form's three dependent ones (context, schedule, counter).
 
-use super::{advance_pin, close_level, split_groups, status, uniform_grid, write_launch, zero_launch, NextLaunch};
+use super::{
+    advance_pin, close_level, held_to_level, next_level, report_drop, split_groups, status, uniform_grid, write_launch,
+    zero_launch, NextLaunch,
+};
 use crate::abi::{
-    NodeSchedule, RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC, SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED,
-    SCHEDULE_STATIC,
+    NodeSchedule, GRID_PAST_LEVEL, MAX_LEVEL_WORKGROUPS, RECORDS_FRAMED, RECORDS_PINNED, SCHEDULE_DYNAMIC,
+    SCHEDULE_FLAG_MESH, SCHEDULE_FLAG_PINNED, SCHEDULE_STATIC, STATUS_LEVEL_WORKGROUPS,
 };
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
@@ -39,9 +42,32 @@ impl Launch {
 /// A source slot's counts of this level.
 struct Counts {
     records: Word,
-    /// Dynamic-grid nodes only: the workgroups of their grids, and the
-    /// `u64` `NodeDispatch::starts` (see `uniform_grid`).
-    grid: Option<(Word, Word)>,
+    /// Dynamic-grid nodes only.
+    grid: Option<GridCounts>,
+}
+
+/// A dynamic-grid source's grid counter, read.
+#[derive(Clone, Copy)]
+struct GridCounts {
+    /// The workgroups of its records' grids (`u64`).
+    groups: Word,
+    /// `NodeDispatch::starts` (`u64`, see `uniform_grid`).
+    starts: Word,
+    /// `bool`: the enqueues saw the workgroups pass `MAX_LEVEL_WORKGROUPS`.
+    past: Word,
+}
+
+/// One launch, sized (see [`size`] and [`number`]).
+struct Sized {
+    split: Word,
+    groups: Word,
+    records: Word,
+    /// The workgroups the arguments launch (none for a mesh node: drawn).
+    launched: Word,
+    /// `bool`: dropped for `MAX_LEVEL_WORKGROUPS`.
+    dropped: Word,
+    /// What a drop reports (see `Held::counted`).
+    counted: [Word; 3],
 }
 
 pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTables) {
@@ -67,31 +93,37 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
         b.bin(ir, Op::IAdd, a.u64, ctx, offset)
     });
     let counts = load_counts(ir, cx, b, &launches, [ranks, ranks0], [grids, grids0]);
-    let sizes: Vec<(Word, Word, Word, Word)> =
-        launches.iter().map(|l| size(ir, cx, b, l, &counts[&l.src], fatal)).collect();
+    let mut sizes: Vec<Sized> = launches.iter().map(|l| size(ir, cx, b, l, &counts[&l.src], fatal)).collect();
     // Each launch's first number among the next level's workgroups.
     let mut total = zero;
     let mut firsts = Vec::with_capacity(sizes.len());
-    for (l, &(_, _, _, launched)) in launches.iter().zip(&sizes) {
+    for (l, sized) in launches.iter().zip(&mut sizes) {
         firsts.push(total);
         if l.schedule.flags & SCHEDULE_FLAG_MESH == 0 {
-            total = b.bin(ir, Op::IAdd, u, total, launched);
+            total = number(ir, cx, b, sized, total);
         }
     }
     let next = parity_table(ir, &a, b, push.ctx, t.dispatches, push.odd, true);
     let next = b.addr_ptr(ir, a.p_dispatch, next);
     let drawn_last = b.addr_ptr(ir, a.p_dispatch, disp1);
-    for ((l, &(split, groups, records, _)), &first) in launches.iter().zip(&sizes).zip(&firsts) {
+    for ((l, sized), &first) in launches.iter().zip(&sizes).zip(&firsts) {
         let slot = ir.c_u32(l.slot);
         // A pinned node's dispatch: drawn after the last level, from
         // parity 1's table.
         let table = if l.pinned() { drawn_last } else { next };
         let dp = b.elem(ir, a.p_dispatch, table, slot);
         let mode = ir.c_u32(if l.pinned() { RECORDS_PINNED } else { RECORDS_FRAMED });
-        let starts = counts[&l.src].grid.filter(|_| l.dynamic()).map_or(zero64, |(_, uniform)| uniform);
+        let starts = counts[&l.src].grid.filter(|_| l.dynamic()).map_or(zero64, |g| g.starts);
         let key = ir.c_u32(l.src);
+        let (split, groups, records) = (sized.split, sized.groups, sized.records);
         let next = NextLaunch { split, groups, records, mode, key, words, starts, numbers: Some([first, total]) };
         write_launch(ir, cx, b, dp, &next);
+    }
+    let status = with_dropped(ir, cx, b, status, &sizes);
+    let next_level = next_level(ir, cx, b, push);
+    for (l, sized) in launches.iter().zip(&sizes) {
+        let slot = ir.c_u32(l.slot);
+        report_drop(ir, cx, b, words, sized.dropped, [slot, next_level], sized.counted);
     }
     clear_counts(ir, cx, b, launches.iter().filter(|l| !l.pinned()), ranks, grids);
     close_level(ir, cx, b, push, status, words);
@@ -137,42 +169,87 @@ fn load_counts(
             let mp = runtime::grid_max(ir, &a, b, grids, src);
             let largest = b.load(ir, a.u32, mp, 4);
             let c32 = ir.c_u32(32);
-            let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, grid, c32);
-            let groups = b.op(ir, Op::UConvert, a.u32, vec![id(hi)]);
-            (groups, uniform_grid(ir, cx, b, grid, largest))
+            let groups = b.bin(ir, Op::ShiftRightLogical, a.u64, grid, c32);
+            let marker = ir.c_u32(GRID_PAST_LEVEL);
+            let past = b.bin(ir, Op::IEqual, a.bool_, largest, marker);
+            GridCounts { groups, starts: uniform_grid(ir, cx, b, grid, largest), past }
         });
         counts.insert(l.src, Counts { records, grid });
     }
     counts
 }
 
-/// Step 2 for one launch: (indirect arguments, workgroups, records, the
-/// workgroups the arguments launch), none after a fatal status.
-fn size(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &Launch, c: &Counts, fatal: Word) -> (Word, Word, Word, Word) {
-    let u = cx.abi.u32;
+/// Step 2 for one launch: its workgroups (counted in 64 bits, held to
+/// `MAX_LEVEL_WORKGROUPS`) and records, none after a fatal status.
+fn size(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &Launch, c: &Counts, fatal: Word) -> Sized {
+    let a = cx.abi;
+    let u = a.u32;
     let zero = ir.c_u32(0);
     let s = &l.schedule;
-    let groups = match (s.mode, c.grid) {
+    let wide = |ir: &mut Ir, b: &mut Body, v: Word| b.op(ir, Op::UConvert, a.u64, vec![id(v)]);
+    let (groups, past) = match (s.mode, c.grid) {
         (SCHEDULE_STATIC, _) => {
-            let per_record = ir.c_u32(s.static_groups);
-            b.bin(ir, Op::IMul, u, c.records, per_record)
+            let per_record = ir.c_u64(u64::from(s.static_groups));
+            let records = wide(ir, b, c.records);
+            (b.bin(ir, Op::IMul, a.u64, records, per_record), None)
         }
-        (SCHEDULE_DYNAMIC, Some((groups, _))) => groups,
+        (SCHEDULE_DYNAMIC, Some(g)) => (g.groups, Some(g.past)),
         _ => {
             let per = s.records_per_workgroup.max(1);
+            let records = wide(ir, b, c.records);
             if per == 1 {
-                c.records
+                (records, None)
             } else {
-                let (round, per) = (ir.c_u32(per - 1), ir.c_u32(per));
-                let up = b.bin(ir, Op::IAdd, u, c.records, round);
-                b.bin(ir, Op::UDiv, u, up, per)
+                let (round, per) = (ir.c_u64(u64::from(per - 1)), ir.c_u64(u64::from(per)));
+                let up = b.bin(ir, Op::IAdd, a.u64, records, round);
+                (b.bin(ir, Op::UDiv, a.u64, up, per), None)
             }
         }
     };
+    let held = held_to_level(ir, cx, b, groups, past);
+    let (dropped, groups) = (held.over, held.groups);
+    let gone = b.bin(ir, Op::LogicalOr, a.bool_, fatal, dropped);
     let groups = b.select(ir, u, fatal, zero, groups);
-    let records = b.select(ir, u, fatal, zero, c.records);
+    let records = b.select(ir, u, gone, zero, c.records);
+    let fls = ir.c_bool(false);
+    let dropped = b.select(ir, a.bool_, fatal, fls, dropped);
     let (split, launched) = split_groups(ir, cx, b, groups);
-    (split, groups, records, launched)
+    Sized { split, groups, records, launched, dropped, counted: held.counted }
+}
+
+/// Step 2: numbers `l`'s workgroups from `total` (the workgroups launched
+/// before it), dropping it when they would take the level past
+/// `MAX_LEVEL_WORKGROUPS`; returns the total after it.
+fn number(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &mut Sized, total: Word) -> Word {
+    let a = cx.abi;
+    let u = a.u32;
+    let most = ir.c_u32(MAX_LEVEL_WORKGROUPS);
+    let room = b.bin(ir, Op::ISub, u, most, total);
+    let fits = b.bin(ir, Op::ULessThanEqual, a.bool_, l.launched, room);
+    let zero = ir.c_u32(0);
+    let groups = b.select(ir, u, fits, l.groups, zero);
+    let (split, launched) = split_groups(ir, cx, b, groups);
+    let over = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
+    // Refused with the others: the count is this launch's alone.
+    let two = ir.c_u32(2);
+    let alone = [l.launched, zero, two];
+    l.counted = [0, 1, 2].map(|i| b.select(ir, u, l.dropped, l.counted[i], alone[i]));
+    l.dropped = b.bin(ir, Op::LogicalOr, a.bool_, l.dropped, over);
+    l.records = b.select(ir, u, fits, l.records, zero);
+    (l.split, l.groups, l.launched) = (split, groups, launched);
+    b.bin(ir, Op::IAdd, u, total, launched)
+}
+
+/// `status` with `STATUS_LEVEL_WORKGROUPS` when a launch was dropped.
+fn with_dropped(ir: &mut Ir, cx: &Ctx, b: &mut Body, status: Word, sizes: &[Sized]) -> Word {
+    let a = cx.abi;
+    let mut any = ir.c_bool(false);
+    for s in sizes {
+        any = b.bin(ir, Op::LogicalOr, a.bool_, any, s.dropped);
+    }
+    let (bit, zero) = (ir.c_u32(STATUS_LEVEL_WORKGROUPS), ir.c_u32(0));
+    let bits = b.select(ir, a.u32, any, bit, zero);
+    b.bin(ir, Op::BitwiseOr, a.u32, status, bits)
 }
 
 /// Step 3: the counters `launches` counted in (their sources) back to zero.
