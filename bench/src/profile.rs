@@ -27,7 +27,7 @@ pub struct Breakdown {
     pub kinds: Vec<(String, f64)>,
     /// Per level.
     pub levels: Vec<(u64, f64)>,
-    /// Per node ("name[index]").
+    /// Per node (`"name[index]"`).
     pub nodes: Vec<(String, f64)>,
 }
 

@@ -14,7 +14,8 @@
 //!    through `manifests/` on lavapipe must print
 //!    `VK_AMDX_shader_enqueue ... : extension revision 2`, and the README's
 //!    first-graph examples (Rust and C) must compute their result
-//!    ([`examples`]).
+//!    ([`examples`]); `cargo doc --workspace --no-deps
+//!    --document-private-items` must finish without a warning.
 //! 5. As root on Debian only (skipped otherwise, and the summary says so):
 //!    build the Debian package, install it, check that `vulkaninfo` and the
 //!    demo use it without `VK_LAYER_PATH`, remove it and check that nothing
@@ -51,11 +52,14 @@ pub fn run(extra: &[String]) -> Result<(), String> {
     skips::report(&target)?;
     lanes?;
 
-    println!("xtask test: [4/5] release build + vulkaninfo and the first-graph examples through manifests/");
+    println!("xtask test: [4/5] release build + vulkaninfo and the first-graph examples through manifests/, docs");
     run::status(run::cargo(["build", "--release", "-p", "shader-enqueue-layer"]).current_dir(&root))?;
     let layer_dir = paths::release_manifest_dir()?;
     vulkaninfo_lists_extension(&layer_dir)?;
     examples::run(&root, &layer_dir)?;
+    println!("xtask test: [4/5] cargo doc without warnings (private items included)");
+    let mut doc = run::cargo(["doc", "--workspace", "--no-deps", "--document-private-items"]);
+    run::status(doc.current_dir(&root).env("RUSTDOCFLAGS", "-D warnings"))?;
 
     println!("xtask test: [5/5] the Debian package: build, install, check, remove (as root on Debian)");
     let package = package::check::run()?;
