@@ -112,9 +112,10 @@
 //! record's grid is checked, in 64-bit arithmetic, against its target's
 //! `NodeSchedule::max_grid` and [`MAX_RECORD_WORKGROUPS`] when it is
 //! enqueued (past them it is dropped: it gets no workgroups,
-//! [`STATUS_GRID_LIMIT`]); a node's workgroups at a level and the level's
-//! total are held to [`MAX_LEVEL_WORKGROUPS`] by the finisher (past it the
-//! node's records of the level are dropped, [`STATUS_LEVEL_WORKGROUPS`]);
+//! [`STATUS_GRID_LIMIT`]); a node's workgroups at a level are held to
+//! [`MAX_LEVEL_WORKGROUPS`] by the finisher (past it the node's records of
+//! the level are dropped, [`STATUS_LEVEL_WORKGROUPS`]), and launches that
+//! pass it only together are all dropped;
 //! node-array indexes are checked after the base index is added, without
 //! wrapping; a rank range that would wrap is lost like a record with no
 //! frame ([`STATUS_FRAME_RANGE`]).
@@ -146,8 +147,9 @@ pub const STATUS_INVALID_ENTRY: u32 = 1 << 6;
 /// dropped: it gets no workgroups).
 pub const STATUS_GRID_LIMIT: u32 = 1 << 7;
 /// Status bit: the records enqueued at a level for a node asked for more
-/// workgroups than [`MAX_LEVEL_WORKGROUPS`], alone or with the level's
-/// other launches (that node's records of the level are dropped).
+/// workgroups than [`MAX_LEVEL_WORKGROUPS`] (that node's records of the
+/// level are dropped), or the level's launches did together (all of them
+/// are dropped).
 pub const STATUS_LEVEL_WORKGROUPS: u32 = 1 << 8;
 /// Status bit (`checked_payloads`): a payload or input record index was past
 /// its allocation or the records the node received (the access was

@@ -227,14 +227,20 @@ impl Body {
     /// `if cond { then } ` as a selection: returns (then label, merge label);
     /// the caller is left in the then block and must call `end_if`.
     pub fn begin_if(&mut self, ir: &mut Ir, cond: Word) -> Word {
+        self.begin_if_with(ir, cond, spirv::SelectionControl::NONE)
+    }
+
+    /// [`Self::begin_if`] for a branch almost never taken (a fault): marked
+    /// `DontFlatten`, so that a driver does not turn it into predicated
+    /// code that every invocation issues.
+    pub fn begin_if_rare(&mut self, ir: &mut Ir, cond: Word) -> Word {
+        self.begin_if_with(ir, cond, spirv::SelectionControl::DONT_FLATTEN)
+    }
+
+    fn begin_if_with(&mut self, ir: &mut Ir, cond: Word, control: spirv::SelectionControl) -> Word {
         let t = ir.id();
         let m = ir.id();
-        self.push(inst(
-            Op::SelectionMerge,
-            None,
-            None,
-            vec![id(m), Operand::SelectionControl(spirv::SelectionControl::NONE)],
-        ));
+        self.push(inst(Op::SelectionMerge, None, None, vec![id(m), Operand::SelectionControl(control)]));
         self.end(inst(Op::BranchConditional, None, None, vec![id(cond), id(t), id(m)]), Some(t));
         m
     }

@@ -88,6 +88,20 @@ fn static_grids_past_what_a_level_launches_are_dropped_and_reported() {
     });
 }
 
+/// Two nodes of one level, each within what a level launches, together past
+/// it: 65 records of `wide` and 65 grids of (65535, 256, 1) for `open`
+/// (1,090,502,400 workgroups each). The level runs nothing.
+#[test]
+fn launches_together_past_what_a_level_launches_are_dropped_and_reported() {
+    with_graph(None, |h| {
+        let grids: Vec<u32> = (0..65).flat_map(|_| grid([65535, 256, 1], 3, false)).collect();
+        let outcome = h.dispatch_many(&[("flood", &[65, 4, 0, 0], 16), ("grids", &grids, 20)]);
+        assert_eq!(outcome.out, words(&[]), "nothing of that level runs");
+        outcome.reported(&["at level 1", "1090502400 workgroups", "with the level's other launches", "dropped"]);
+        h.still_works();
+    });
+}
+
 /// 100,000 records (800 KB) on an output of MaxRecords(4), every one
 /// written, beside valid allocations of the same level: the excess goes
 /// nowhere that anything lives (it used to run from the sink through the

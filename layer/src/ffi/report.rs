@@ -42,7 +42,7 @@ const STATUS_BITS: [(u32, &str); 10] = [
         "a record's dispatch grid was past its target's MaxNumWorkgroupsAMDX or the workgroups a record may ask for \
          (dropped)",
     ),
-    (1 << 8, "a node's records at a level asked for more workgroups than a level launches (dropped)"),
+    (1 << 8, "a level's launches asked for more workgroups than a level launches, one alone or all together (dropped)"),
     (
         1 << 9,
         "a node indexed an output record past its allocation or an input record past those it received (clamped \

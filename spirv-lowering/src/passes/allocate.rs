@@ -202,7 +202,7 @@ pub(super) fn raise(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, bits: Word
     let a = cx.abi;
     let zero = ir.c_u32(0);
     let bad = b.bin(ir, Op::INotEqual, a.bool_, bits, zero);
-    let m = b.begin_if(ir, bad);
+    let m = b.begin_if_rare(ir, bad);
     let sp = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_STATUS, push.odd, false);
     b.atomic(ir, Op::AtomicOr, a.u32, sp, bits);
     b.end_if(m);

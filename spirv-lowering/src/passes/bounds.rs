@@ -62,7 +62,7 @@ pub(super) fn record_index(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, fid
 /// fault of output `k` (`None`: the input) with `values`.
 pub(super) fn report(ir: &mut Ir, cx: &Ctx, b: &mut Body, cond: Word, k: Option<usize>, values: [Word; 2]) {
     let a = cx.abi;
-    let m = b.begin_if(ir, cond);
+    let m = b.begin_if_rare(ir, cond);
     let push = runtime::push(ir, &a, &cx.push, b);
     let bit = ir.c_u32(STATUS_PAYLOAD_BOUNDS);
     raise(ir, cx, b, &push, bit);

@@ -132,6 +132,9 @@ fn number(
     let jv = b.local(ir, u, zero);
     let sum = b.local(ir, u, zero);
     let largest = b.local(ir, u, zero);
+    let no = ir.c_bool(false);
+    let faulty = b.local(ir, a.bool_, no);
+    let bad_grid = [0; 3].map(|_| b.local(ir, u, zero));
     let lp = b.begin_loop(ir);
     let j = b.op(ir, Op::Load, u, vec![id(jv)]);
     let more = b.bin(ir, Op::ULessThan, a.bool_, j, count);
@@ -139,13 +142,18 @@ fn number(
     let rec = record_address(ir, cx, b, addr, j, grid.stride);
     let checked = grid.read(ir, cx, b, rec);
     let g = checked.groups;
+    // The first grid past its limits, reported after the loop.
     let bad = b.op(ir, Op::LogicalNot, a.bool_, vec![id(checked.valid)]);
-    let limit = ir.c_u32(STATUS_GRID_LIMIT);
-    let bits = b.select(ir, u, bad, limit, zero);
-    raise(ir, cx, b, push, bits);
-    let kind = ir.c_u32(FAULT_GRID);
-    let report = Fault::of_node(ir, push, kind, Some(k), &checked.dims);
-    fault::record(ir, cx, b, push, bad, &report);
+    let seen = b.op(ir, Op::Load, a.bool_, vec![id(faulty)]);
+    let first_bad = b.op(ir, Op::LogicalNot, a.bool_, vec![id(seen)]);
+    let first_bad = b.bin(ir, Op::LogicalAnd, a.bool_, bad, first_bad);
+    for (&var, &dim) in bad_grid.iter().zip(&checked.dims) {
+        let old = b.op(ir, Op::Load, u, vec![id(var)]);
+        let v = b.select(ir, u, first_bad, dim, old);
+        b.store_plain(var, v);
+    }
+    let any = b.bin(ir, Op::LogicalOr, a.bool_, seen, bad);
+    b.store_plain(faulty, any);
     let s0 = b.op(ir, Op::Load, u, vec![id(sum)]);
     let s1 = b.bin(ir, Op::IAdd, u, s0, g);
     b.store_plain(sum, s1);
@@ -156,6 +164,14 @@ fn number(
     let j1 = b.bin(ir, Op::IAdd, u, j, one);
     b.store_plain(jv, j1);
     b.end_loop(&lp);
+    let faulty = b.op(ir, Op::Load, a.bool_, vec![id(faulty)]);
+    let limit = ir.c_u32(STATUS_GRID_LIMIT);
+    let bits = b.select(ir, u, faulty, limit, zero);
+    raise(ir, cx, b, push, bits);
+    let dims = bad_grid.map(|var| b.op(ir, Op::Load, u, vec![id(var)]));
+    let kind = ir.c_u32(FAULT_GRID);
+    let report = Fault::of_node(ir, push, kind, Some(k), &dims);
+    fault::record(ir, cx, b, push, faulty, &report);
     let total = b.op(ir, Op::Load, u, vec![id(sum)]);
     // A pinned target counts on at parity 0 from level to level (see `abi`).
     let known = cx.opts.tables.as_ref().map(|t| if pinned { [t.grid_counts[0]; 2] } else { t.grid_counts });
@@ -178,7 +194,7 @@ fn number(
     let end = b.bin(ir, Op::IAdd, a.u64, old_hi, total64);
     let most = ir.c_u64(u64::from(MAX_LEVEL_WORKGROUPS));
     let past = b.bin(ir, Op::UGreaterThan, a.bool_, end, most);
-    let m = b.begin_if(ir, past);
+    let m = b.begin_if_rare(ir, past);
     let marker = ir.c_u32(GRID_PAST_LEVEL);
     b.atomic(ir, Op::AtomicUMax, u, mp, marker);
     b.end_if(m);

@@ -40,7 +40,7 @@ impl Fault {
 /// is loaded only then).
 pub(super) fn record(ir: &mut Ir, cx: &super::Ctx, b: &mut Body, push: &Push, cond: Word, fault: &Fault) {
     let a = cx.abi;
-    let m = b.begin_if(ir, cond);
+    let m = b.begin_if_rare(ir, cond);
     let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
     let yes = ir.c_bool(true);
     record_at(ir, cx, b, words, yes, fault);
@@ -54,7 +54,7 @@ pub(super) fn record_at(ir: &mut Ir, cx: &super::Ctx, b: &mut Body, words: Word,
     let zero64 = ir.c_u64(0);
     let has = b.bin(ir, Op::INotEqual, a.bool_, words, zero64);
     let go = b.bin(ir, Op::LogicalAnd, a.bool_, cond, has);
-    let m = b.begin_if(ir, go);
+    let m = b.begin_if_rare(ir, go);
     let first = ir.c_u64(u64::from(STATUS_WORDS) * 4);
     let at = b.bin(ir, Op::IAdd, a.u64, words, first);
     let base = b.addr_ptr(ir, a.p_u32, at);

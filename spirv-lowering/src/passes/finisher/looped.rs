@@ -49,11 +49,13 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     let zero = ir.c_u32(0);
     let total = ir.global_var(StorageClass::Workgroup, u, "node_finish_launched");
     let raised = ir.global_var(StorageClass::Workgroup, u, "node_finish_raised");
+    let over = ir.global_var(StorageClass::Workgroup, u, "node_finish_over");
     let lidx = b.op(ir, Op::Load, u, vec![id(cx.real.lidx)]);
     let l0 = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
     let m = b.begin_if(ir, l0);
     b.store_plain(total, zero);
     b.store_plain(raised, zero);
+    b.store_plain(over, zero);
     b.end_if(m);
     b.workgroup_barrier(ir);
     let t = cx.opts.tables.as_ref();
@@ -87,10 +89,17 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     };
     let (status, fatal) = status(ir, cx, b, push);
     let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
-    let shared = Shared { total, raised };
+    let shared = Shared { total, raised, over };
     for_each_slot(ir, cx, b, &lv, |ir, b, n| next_launch(ir, cx, b, &lv, n, fatal, words, &shared));
     b.workgroup_barrier(ir);
+    // Launches that together pass what a level launches: none of them runs.
+    let past = b.op(ir, Op::Load, u, vec![id(over)]);
+    let past = b.bin(ir, Op::INotEqual, a.bool_, past, zero);
+    let mp = b.begin_if_rare(ir, past);
+    for_each_slot(ir, cx, b, &lv, |ir, b, n| drop_launch(ir, cx, b, &lv, n, words, &shared));
+    b.end_if(mp);
     let launched = b.op(ir, Op::Load, u, vec![id(total)]);
+    let launched = b.select(ir, u, past, zero, launched);
     for_each_slot(ir, cx, b, &lv, |ir, b, n| clear_slot(ir, cx, b, &lv, n, launched));
     let m = b.begin_if(ir, l0);
     let dropped = b.op(ir, Op::Load, u, vec![id(raised)]);
@@ -119,6 +128,37 @@ struct Shared {
     total: Word,
     /// Status bits the launches raised.
     raised: Word,
+    /// Nonzero once `total` passed `MAX_LEVEL_WORKGROUPS` (or wrapped).
+    over: Word,
+}
+
+/// After launches that together pass `MAX_LEVEL_WORKGROUPS`: slot `n`'s
+/// next launch (mesh nodes' aside, which are not counted) runs no
+/// workgroups, and its drop is reported.
+fn drop_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, words: Word, sh: &Shared) {
+    let a = cx.abi;
+    let u = a.u32;
+    let zero = ir.c_u32(0);
+    let sp = b.elem(ir, a.p_schedule, lv.scheds, n);
+    let flags = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_FLAGS);
+    let mesh_bit = ir.c_u32(SCHEDULE_FLAG_MESH);
+    let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
+    let counted = b.bin(ir, Op::IEqual, a.bool_, mesh, zero);
+    let dp = b.elem(ir, a.p_dispatch, lv.disp_next, n);
+    let groups = b.load_field(ir, &a, a.s_dispatch(), dp, f::D_WORKGROUP_COUNT);
+    let some = b.bin(ir, Op::INotEqual, a.bool_, groups, zero);
+    let dropped = b.bin(ir, Op::LogicalAnd, a.bool_, counted, some);
+    let m = b.begin_if_rare(ir, dropped);
+    zero_launch(ir, cx, b, dp);
+    let rp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_RECORD_COUNT);
+    b.store(rp, zero, 4);
+    let bit = ir.c_u32(STATUS_LEVEL_WORKGROUPS);
+    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
+    b.op(ir, Op::AtomicOr, u, vec![id(sh.raised), id(wg_scope), id(zero), id(bit)]);
+    let yes = ir.c_bool(true);
+    let together = ir.c_u32(2);
+    report_drop(ir, cx, b, words, yes, [n, lv.next_level], [groups, zero, together]);
+    b.end_if(m);
 }
 
 /// Whether slot `n` is a pinned node (`SCHEDULE_FLAG_PINNED`).
@@ -173,27 +213,27 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
     let mesh = b.bin(ir, Op::BitwiseAnd, u, flags, mesh_bit);
     let mesh = b.bin(ir, Op::INotEqual, a.bool_, mesh, zero);
     let launched = b.select(ir, u, mesh, zero, launched);
-    // Its first number among the next level's workgroups, unless they take
-    // the level past `MAX_LEVEL_WORKGROUPS`: then it is dropped.
-    let (first, fits) = reserve(ir, cx, b, sh.total, launched);
-    let groups = b.select(ir, u, fits, groups, zero);
+    // Its first number among the next level's workgroups; a total that
+    // passes `MAX_LEVEL_WORKGROUPS` (or wraps) marks the level.
+    let (wg_scope, relaxed) = (ir.c_u32(spirv::Scope::Workgroup as u32), ir.c_u32(0));
+    let first = b.op(ir, Op::AtomicIAdd, u, vec![id(sh.total), id(wg_scope), id(relaxed), id(launched)]);
+    let end = b.bin(ir, Op::IAdd, u, first, launched);
+    let wrapped = b.bin(ir, Op::ULessThan, a.bool_, end, first);
+    let most = ir.c_u32(MAX_LEVEL_WORKGROUPS);
+    let past = b.bin(ir, Op::UGreaterThan, a.bool_, end, most);
+    let past = b.bin(ir, Op::LogicalOr, a.bool_, past, wrapped);
+    let mo = b.begin_if_rare(ir, past);
+    b.op(ir, Op::AtomicOr, u, vec![id(sh.over), id(wg_scope), id(relaxed), id(one)]);
+    b.end_if(mo);
     let (split, _) = split_groups(ir, cx, b, groups);
-    let refused = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
-    let dropped = b.bin(ir, Op::LogicalOr, a.bool_, held.over, refused);
-    let gone = b.bin(ir, Op::LogicalOr, a.bool_, dropped, fatal);
-    let records = b.select(ir, u, gone, zero, records);
     let alive = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fatal)]);
-    let dropped = b.bin(ir, Op::LogicalAnd, a.bool_, dropped, alive);
-    let md = b.begin_if(ir, dropped);
+    let dropped = b.bin(ir, Op::LogicalAnd, a.bool_, held.over, alive);
+    let gone = b.bin(ir, Op::LogicalOr, a.bool_, held.over, fatal);
+    let records = b.select(ir, u, gone, zero, records);
+    let md = b.begin_if_rare(ir, dropped);
     let bit = ir.c_u32(STATUS_LEVEL_WORKGROUPS);
-    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
-    let relaxed = ir.c_u32(0);
     b.op(ir, Op::AtomicOr, u, vec![id(sh.raised), id(wg_scope), id(relaxed), id(bit)]);
-    // Refused with the others: the count is this launch's alone.
-    let two = ir.c_u32(2);
-    let alone = [launched, zero, two];
-    let counted = [0, 1, 2].map(|i| b.select(ir, u, held.over, held.counted[i], alone[i]));
-    report_drop(ir, cx, b, words, dropped, [n, lv.next_level], counted);
+    report_drop(ir, cx, b, words, dropped, [n, lv.next_level], held.counted);
     b.end_if(md);
     // A pinned node's dispatch: drawn after the last level, from parity 1's table.
     let table = b.select(ir, a.u64, pinned, lv.disp1, lv.disp_next_addr);
@@ -213,7 +253,6 @@ fn next_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, lv: &Level, n: Word, fatal: 
 fn slot_groups(ir: &mut Ir, cx: &Ctx, b: &mut Body, sp: Word, records: Word, grids: Word, src: Word) -> (Held, Word) {
     let a = cx.abi;
     let u = a.u32;
-    let one64 = ir.c_u64(1);
     let gp = runtime::counter(ir, &a, b, grids, src, true);
     let grid = b.load(ir, a.u64, gp, 8);
     let mp = runtime::grid_max(ir, &a, b, grids, src);
@@ -226,14 +265,19 @@ fn slot_groups(ir: &mut Ir, cx: &Ctx, b: &mut Body, sp: Word, records: Word, gri
     let mode = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_MODE);
     let per = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_PER_WORKGROUP);
     let statics = b.load_field(ir, &a, a.s_schedule(), sp, f::SC_STATIC_GROUPS);
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let per_is0 = b.bin(ir, Op::IEqual, a.bool_, per, zero);
+    let per = b.select(ir, u, per_is0, one, per);
+    // Rounded up without an overflowing sum, in 32 bits (a 64-bit
+    // division is a long emulated sequence on GPUs).
+    let whole = b.bin(ir, Op::UDiv, u, records, per);
+    let rest = b.bin(ir, Op::UMod, u, records, per);
+    let partial = b.bin(ir, Op::INotEqual, a.bool_, rest, zero);
+    let partial = b.select(ir, u, partial, one, zero);
+    let batched = b.bin(ir, Op::IAdd, u, whole, partial);
     let wide = |ir: &mut Ir, b: &mut Body, v: Word| b.op(ir, Op::UConvert, a.u64, vec![id(v)]);
-    let (records, per, statics) = (wide(ir, b, records), wide(ir, b, per), wide(ir, b, statics));
-    let zero64 = ir.c_u64(0);
-    let per_is0 = b.bin(ir, Op::IEqual, a.bool_, per, zero64);
-    let per = b.select(ir, a.u64, per_is0, one64, per);
-    let up = b.bin(ir, Op::IAdd, a.u64, records, per);
-    let up = b.bin(ir, Op::ISub, a.u64, up, one64);
-    let batched = b.bin(ir, Op::UDiv, a.u64, up, per);
+    let batched = wide(ir, b, batched);
+    let (records, statics) = (wide(ir, b, records), wide(ir, b, statics));
     let static_groups = b.bin(ir, Op::IMul, a.u64, records, statics);
     let (m_static, m_dyn) = (ir.c_u32(SCHEDULE_STATIC), ir.c_u32(SCHEDULE_DYNAMIC));
     let is_static = b.bin(ir, Op::IEqual, a.bool_, mode, m_static);
@@ -242,44 +286,6 @@ fn slot_groups(ir: &mut Ir, cx: &Ctx, b: &mut Body, sp: Word, records: Word, gri
     let groups = b.select(ir, a.u64, is_static, static_groups, groups);
     let past = b.bin(ir, Op::LogicalAnd, a.bool_, is_dyn, past);
     (held_to_level(ir, cx, b, groups, Some(past)), uniform)
-}
-
-/// Takes `launched` workgroups from the level's running `total` (a
-/// Workgroup variable) unless they would take it past
-/// `MAX_LEVEL_WORKGROUPS`: (the first of them, `bool` taken).
-fn reserve(ir: &mut Ir, cx: &Ctx, b: &mut Body, total: Word, launched: Word) -> (Word, Word) {
-    let a = cx.abi;
-    let u = a.u32;
-    let fls = ir.c_bool(false);
-    let zero = ir.c_u32(0);
-    let wg_scope = ir.c_u32(spirv::Scope::Workgroup as u32);
-    let relaxed = ir.c_u32(0);
-    let most = ir.c_u32(MAX_LEVEL_WORKGROUPS);
-    let done = b.local(ir, a.bool_, fls);
-    let taken = b.local(ir, a.bool_, fls);
-    let first = b.local(ir, u, zero);
-    let lp = b.begin_loop(ir);
-    let d = b.op(ir, Op::Load, a.bool_, vec![id(done)]);
-    let more = b.op(ir, Op::LogicalNot, a.bool_, vec![id(d)]);
-    b.loop_test(&lp, more);
-    let old = b.op(ir, Op::AtomicLoad, u, vec![id(total), id(wg_scope), id(relaxed)]);
-    let room = b.bin(ir, Op::ISub, u, most, old);
-    let fits = b.bin(ir, Op::ULessThanEqual, a.bool_, launched, room);
-    let m = b.begin_if(ir, fits);
-    let new = b.bin(ir, Op::IAdd, u, old, launched);
-    let ops = vec![id(total), id(wg_scope), id(relaxed), id(relaxed), id(new), id(old)];
-    let seen = b.op(ir, Op::AtomicCompareExchange, u, ops);
-    let won = b.bin(ir, Op::IEqual, a.bool_, seen, old);
-    b.store_plain(taken, won);
-    b.store_plain(first, old);
-    b.end_if(m);
-    let t = b.op(ir, Op::Load, a.bool_, vec![id(taken)]);
-    let refused = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
-    let over = b.bin(ir, Op::LogicalOr, a.bool_, t, refused);
-    b.store_plain(done, over);
-    b.end_loop(&lp);
-    let first = b.op(ir, Op::Load, u, vec![id(first)]);
-    (first, b.op(ir, Op::Load, a.bool_, vec![id(taken)]))
 }
 
 /// Step 3 for slot `n`: its counters of this level back to zero (every slot

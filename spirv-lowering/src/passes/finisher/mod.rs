@@ -15,9 +15,11 @@
 //!    and y, framed records, the status words' address passed on, its first
 //!    number among the next level's workgroups (a mesh node's workgroups
 //!    are drawn, never counted) and the next level's total; a launch whose
-//!    workgroups (counted in 64 bits) pass `abi::MAX_LEVEL_WORKGROUPS`, or
-//!    would take the level's total past it, is dropped (no workgroups, no
-//!    records) and raises `STATUS_LEVEL_WORKGROUPS`;
+//!    workgroups pass `abi::MAX_LEVEL_WORKGROUPS` is dropped (no
+//!    workgroups, no records) and raises `STATUS_LEVEL_WORKGROUPS`, and
+//!    when the launches pass it only together (their total, which cannot
+//!    wrap, is checked after they are written, off their path) they are all
+//!    dropped;
 //! 3. **clear**: this level's rank and grid counters, status and done
 //!    counter go back to zero (so a dispatch ends with all of them zero and
 //!    the next needs no transfer), the tag advances, and a nonzero status
@@ -120,18 +122,24 @@ struct Held {
 fn held_to_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, groups: Word, past: Option<Word>) -> Held {
     let a = cx.abi;
     let most = ir.c_u64(u64::from(MAX_LEVEL_WORKGROUPS));
-    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
-    let mut over = b.bin(ir, Op::UGreaterThan, a.bool_, groups, most);
-    let mut seen = zero;
-    if let Some(past) = past {
-        over = b.bin(ir, Op::LogicalOr, a.bool_, over, past);
-        seen = b.select(ir, a.u32, past, one, zero);
-    }
+    let over = b.bin(ir, Op::UGreaterThan, a.bool_, groups, most);
     let narrow = b.op(ir, Op::UConvert, a.u32, vec![id(groups)]);
     let c32 = ir.c_u32(32);
     let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, groups, c32);
     let hi = b.op(ir, Op::UConvert, a.u32, vec![id(hi)]);
-    Held { over, groups: b.select(ir, a.u32, over, zero, narrow), counted: [narrow, hi, seen] }
+    held(ir, cx, b, [narrow, hi], over, past)
+}
+
+/// [`Held`] of a launch of `lo | hi << 32` workgroups that is `over`
+/// `MAX_LEVEL_WORKGROUPS` (or `past`: the enqueues saw it pass).
+fn held(ir: &mut Ir, cx: &Ctx, b: &mut Body, [lo, hi]: [Word; 2], over: Word, past: Option<Word>) -> Held {
+    let a = cx.abi;
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let (over, seen) = match past {
+        Some(past) => (b.bin(ir, Op::LogicalOr, a.bool_, over, past), b.select(ir, a.u32, past, one, zero)),
+        None => (over, zero),
+    };
+    Held { over, groups: b.select(ir, a.u32, over, zero, lo), counted: [lo, hi, seen] }
 }
 
 /// Records the fault of a launch of `node` dropped at level `next` (`counted`:

@@ -6,7 +6,7 @@
 //! general form's three dependent ones (context, schedule, counter).
 
 use super::{
-    advance_pin, close_level, held_to_level, next_level, report_drop, split_groups, status, uniform_grid, write_launch,
+    advance_pin, close_level, held, next_level, report_drop, split_groups, status, uniform_grid, write_launch,
     zero_launch, NextLaunch,
 };
 use crate::abi::{
@@ -49,7 +49,7 @@ struct Counts {
 /// A dynamic-grid source's grid counter, read.
 #[derive(Clone, Copy)]
 struct GridCounts {
-    /// The workgroups of its records' grids (`u64`).
+    /// The workgroups of its records' grids (the counter's high word).
     groups: Word,
     /// `NodeDispatch::starts` (`u64`, see `uniform_grid`).
     starts: Word,
@@ -93,14 +93,18 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
         b.bin(ir, Op::IAdd, a.u64, ctx, offset)
     });
     let counts = load_counts(ir, cx, b, &launches, [ranks, ranks0], [grids, grids0]);
-    let mut sizes: Vec<Sized> = launches.iter().map(|l| size(ir, cx, b, l, &counts[&l.src], fatal)).collect();
-    // Each launch's first number among the next level's workgroups.
+    let sizes: Vec<Sized> = launches.iter().map(|l| size(ir, cx, b, l, &counts[&l.src], fatal)).collect();
+    // Each launch's first number among the next level's workgroups (sums
+    // of values already at hand: no launch waits on the one before).
     let mut total = zero;
+    let mut total64 = zero64;
     let mut firsts = Vec::with_capacity(sizes.len());
-    for (l, sized) in launches.iter().zip(&mut sizes) {
+    for (l, sized) in launches.iter().zip(&sizes) {
         firsts.push(total);
         if l.schedule.flags & SCHEDULE_FLAG_MESH == 0 {
-            total = number(ir, cx, b, sized, total);
+            total = b.bin(ir, Op::IAdd, u, total, sized.launched);
+            let wide = b.op(ir, Op::UConvert, a.u64, vec![id(sized.launched)]);
+            total64 = b.bin(ir, Op::IAdd, a.u64, total64, wide);
         }
     }
     let next = parity_table(ir, &a, b, push.ctx, t.dispatches, push.odd, true);
@@ -125,6 +129,20 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
         let slot = ir.c_u32(l.slot);
         report_drop(ir, cx, b, words, sized.dropped, [slot, next_level], sized.counted);
     }
+    // Launches that together pass what a level launches: none of them runs
+    // (checked after the launches are written, off their path).
+    let most = ir.c_u64(u64::from(MAX_LEVEL_WORKGROUPS));
+    let over = b.bin(ir, Op::UGreaterThan, a.bool_, total64, most);
+    let mo = b.begin_if_rare(ir, over);
+    for (l, sized) in launches.iter().zip(&sizes).filter(|(l, _)| l.schedule.flags & SCHEDULE_FLAG_MESH == 0) {
+        let slot = ir.c_u32(l.slot);
+        let dp = b.elem(ir, a.p_dispatch, next, slot);
+        drop_launch(ir, cx, b, (dp, words), [slot, next_level], sized.launched);
+    }
+    b.end_if(mo);
+    let (bit, total) = (ir.c_u32(STATUS_LEVEL_WORKGROUPS), b.select(ir, u, over, zero, total));
+    let bits = b.select(ir, u, over, bit, zero);
+    let status = b.bin(ir, Op::BitwiseOr, u, status, bits);
     clear_counts(ir, cx, b, launches.iter().filter(|l| !l.pinned()), ranks, grids);
     close_level(ir, cx, b, push, status, words);
     let none = b.bin(ir, Op::IEqual, a.bool_, total, zero);
@@ -170,6 +188,7 @@ fn load_counts(
             let largest = b.load(ir, a.u32, mp, 4);
             let c32 = ir.c_u32(32);
             let groups = b.bin(ir, Op::ShiftRightLogical, a.u64, grid, c32);
+            let groups = b.op(ir, Op::UConvert, a.u32, vec![id(groups)]);
             let marker = ir.c_u32(GRID_PAST_LEVEL);
             let past = b.bin(ir, Op::IEqual, a.bool_, largest, marker);
             GridCounts { groups, starts: uniform_grid(ir, cx, b, grid, largest), past }
@@ -179,34 +198,52 @@ fn load_counts(
     counts
 }
 
-/// Step 2 for one launch: its workgroups (counted in 64 bits, held to
-/// `MAX_LEVEL_WORKGROUPS`) and records, none after a fatal status.
+/// Step 2 for one launch: its workgroups (held to `MAX_LEVEL_WORKGROUPS`,
+/// in 32 bits against constants) and records, none after a fatal status.
 fn size(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &Launch, c: &Counts, fatal: Word) -> Sized {
     let a = cx.abi;
     let u = a.u32;
     let zero = ir.c_u32(0);
     let s = &l.schedule;
-    let wide = |ir: &mut Ir, b: &mut Body, v: Word| b.op(ir, Op::UConvert, a.u64, vec![id(v)]);
-    let (groups, past) = match (s.mode, c.grid) {
+    let most = ir.c_u32(MAX_LEVEL_WORKGROUPS);
+    let held = match (s.mode, c.grid) {
         (SCHEDULE_STATIC, _) => {
-            let per_record = ir.c_u64(u64::from(s.static_groups));
-            let records = wide(ir, b, c.records);
-            (b.bin(ir, Op::IMul, a.u64, records, per_record), None)
+            let per = s.static_groups.max(1);
+            // Past the limit exactly when the records are past its quotient.
+            let fewest_over = ir.c_u32(MAX_LEVEL_WORKGROUPS / per);
+            let over = b.bin(ir, Op::UGreaterThan, a.bool_, c.records, fewest_over);
+            let per64 = ir.c_u64(u64::from(per));
+            let per = ir.c_u32(per);
+            let lo = b.bin(ir, Op::IMul, u, c.records, per);
+            // The high word only tells the host (a fault's count).
+            let wide = b.op(ir, Op::UConvert, a.u64, vec![id(c.records)]);
+            let product = b.bin(ir, Op::IMul, a.u64, wide, per64);
+            let c32 = ir.c_u32(32);
+            let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, product, c32);
+            let hi = b.op(ir, Op::UConvert, u, vec![id(hi)]);
+            held(ir, cx, b, [lo, hi], over, None)
         }
-        (SCHEDULE_DYNAMIC, Some(g)) => (g.groups, Some(g.past)),
+        (SCHEDULE_DYNAMIC, Some(g)) => {
+            let over = b.bin(ir, Op::UGreaterThan, a.bool_, g.groups, most);
+            held(ir, cx, b, [g.groups, zero], over, Some(g.past))
+        }
         _ => {
             let per = s.records_per_workgroup.max(1);
-            let records = wide(ir, b, c.records);
-            if per == 1 {
-                (records, None)
+            let groups = if per == 1 {
+                c.records
             } else {
-                let (round, per) = (ir.c_u64(u64::from(per - 1)), ir.c_u64(u64::from(per)));
-                let up = b.bin(ir, Op::IAdd, a.u64, records, round);
-                (b.bin(ir, Op::UDiv, a.u64, up, per), None)
-            }
+                // Rounded up without an overflowing sum.
+                let (one, per) = (ir.c_u32(1), ir.c_u32(per));
+                let whole = b.bin(ir, Op::UDiv, u, c.records, per);
+                let rest = b.bin(ir, Op::UMod, u, c.records, per);
+                let partial = b.bin(ir, Op::INotEqual, a.bool_, rest, zero);
+                let partial = b.select(ir, u, partial, one, zero);
+                b.bin(ir, Op::IAdd, u, whole, partial)
+            };
+            let over = b.bin(ir, Op::UGreaterThan, a.bool_, groups, most);
+            held(ir, cx, b, [groups, zero], over, None)
         }
     };
-    let held = held_to_level(ir, cx, b, groups, past);
     let (dropped, groups) = (held.over, held.groups);
     let gone = b.bin(ir, Op::LogicalOr, a.bool_, fatal, dropped);
     let groups = b.select(ir, u, fatal, zero, groups);
@@ -217,27 +254,17 @@ fn size(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &Launch, c: &Counts, fatal: Word
     Sized { split, groups, records, launched, dropped, counted: held.counted }
 }
 
-/// Step 2: numbers `l`'s workgroups from `total` (the workgroups launched
-/// before it), dropping it when they would take the level past
-/// `MAX_LEVEL_WORKGROUPS`; returns the total after it.
-fn number(ir: &mut Ir, cx: &Ctx, b: &mut Body, l: &mut Sized, total: Word) -> Word {
+/// Step 2 after launches that together pass `MAX_LEVEL_WORKGROUPS`: the
+/// launch at `dp` (of `launched` workgroups) runs nothing, and is reported.
+fn drop_launch(ir: &mut Ir, cx: &Ctx, b: &mut Body, (dp, words): (Word, Word), node: [Word; 2], launched: Word) {
     let a = cx.abi;
-    let u = a.u32;
-    let most = ir.c_u32(MAX_LEVEL_WORKGROUPS);
-    let room = b.bin(ir, Op::ISub, u, most, total);
-    let fits = b.bin(ir, Op::ULessThanEqual, a.bool_, l.launched, room);
     let zero = ir.c_u32(0);
-    let groups = b.select(ir, u, fits, l.groups, zero);
-    let (split, launched) = split_groups(ir, cx, b, groups);
-    let over = b.op(ir, Op::LogicalNot, a.bool_, vec![id(fits)]);
-    // Refused with the others: the count is this launch's alone.
-    let two = ir.c_u32(2);
-    let alone = [l.launched, zero, two];
-    l.counted = [0, 1, 2].map(|i| b.select(ir, u, l.dropped, l.counted[i], alone[i]));
-    l.dropped = b.bin(ir, Op::LogicalOr, a.bool_, l.dropped, over);
-    l.records = b.select(ir, u, fits, l.records, zero);
-    (l.split, l.groups, l.launched) = (split, groups, launched);
-    b.bin(ir, Op::IAdd, u, total, launched)
+    zero_launch(ir, cx, b, dp);
+    let rp = b.field_ptr(ir, &a, a.s_dispatch(), dp, f::D_RECORD_COUNT);
+    b.store(rp, zero, 4);
+    let some = b.bin(ir, Op::INotEqual, a.bool_, launched, zero);
+    let together = ir.c_u32(2);
+    report_drop(ir, cx, b, words, some, node, [launched, zero, together]);
 }
 
 /// `status` with `STATUS_LEVEL_WORKGROUPS` when a launch was dropped.
