@@ -58,7 +58,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphContext
     uint _reserved;
 };
 
-// abi::NodeSchedule, 48 bytes.
+// abi::NodeSchedule, 64 bytes.
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer NodeScheduleRef {
     uint mode;                  // SCHEDULE_* below
     uint records_per_workgroup; // coalescing P / packed thread W
@@ -72,6 +72,8 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer NodeSchedule
     uint per_frame;             // records a frame holds by rank (P)
     uint tail;                  // records an allocation may run past P
     uint input_size;            // bytes of a record's payload as declared
+    uint max_grid[3];           // dynamic broadcast: the largest grid a record may ask for
+    uint _reserved;
 };
 
 // abi::GridEntry, 8 bytes.

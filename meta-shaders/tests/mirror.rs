@@ -146,7 +146,7 @@ fn glsl_blocks_mirror_the_rust_structures() {
     ]
     .concat();
     let schedule = fields!(NodeSchedule: mode, records_per_workgroup, static_groups, grid_offset, grid_bytes,
-        grid_components, input_stride, share_base, flags, per_frame, tail, input_size);
+        grid_components, input_stride, share_base, flags, per_frame, tail, input_size, max_grid, _reserved);
     // (GLSL block, its members as the Rust struct has them, the struct's size)
     let expected: Vec<(&str, _, usize)> = vec![
         ("NodeDispatchRef", dispatch, size_of::<NodeDispatch>()),
