@@ -1,5 +1,5 @@
 //! Execution graph pipelines: the nodes are lowered (spirv-lowering), linked
-//! ([`link`](super::link)), and each becomes an ordinary compute pipeline
+//! ([`link`]), and each becomes an ordinary compute pipeline
 //! with a copy of the application's layout whose push-constant range is
 //! extended by the runtime's block. The handle the application holds is a
 //! real driver pipeline (an empty kernel), so debug names and the like work.

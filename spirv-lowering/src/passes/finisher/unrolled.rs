@@ -57,7 +57,7 @@ struct GridCounts {
     past: Word,
 }
 
-/// One launch, sized (see [`size`] and [`number`]).
+/// One launch, sized (see [`size`]).
 struct Sized {
     split: Word,
     groups: Word,
