@@ -1,6 +1,6 @@
 //! Runs lowered kernels on a real Vulkan device (lavapipe here; any Vulkan 1.3
 //! device with buffer device address and int64) against a hand-built ABI
-//! state (version 4, see `gpu::state`), and checks what they wrote: record
+//! state (version 5, see `gpu::state`), and checks what they wrote: record
 //! selection per launch mode from contiguous and framed level-0 records
 //! (through frames' tails and grid entries), the node-semantics builtins,
 //! records placed by rank in their target's frames (tail and meta words

@@ -1,5 +1,5 @@
 //! A minimal Vulkan harness (ash) for running one lowered node kernel against
-//! a hand-built ABI state (version 4) in one host-visible buffer with a
+//! a hand-built ABI state (version 5) in one host-visible buffer with a
 //! device address: [`at`] is the buffer's memory map, [`frames`] the CPU
 //! mirror of the frame pool, [`state`] the graph state a test builds and
 //! reads back. Every unsafe block is a plain Vulkan call on handles this
