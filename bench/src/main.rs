@@ -23,6 +23,7 @@ mod device;
 mod kernel;
 mod measure;
 mod messages;
+mod pair;
 mod pass_through;
 mod profile;
 mod report;

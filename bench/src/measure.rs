@@ -7,8 +7,7 @@ use std::time::Instant;
 use ash::vk;
 
 use crate::cmd;
-use demo::gpu::{Buffer, Gpu};
-use demo::graph::Graph;
+use demo::gpu::Gpu;
 use vk_host::Timer;
 
 /// How many times to run and how big the workloads are.
@@ -94,26 +93,26 @@ pub fn sample_interleaved<const N: usize>(
     Ok(out)
 }
 
-/// Median CPU microseconds of recording one `vkCmdDispatchGraphAMDX` of
-/// `count` host records (`records`) into `node` (setup recorded first,
-/// outside the measurement; nothing is submitted).
+/// Median CPU microseconds of recording `dispatch` (one
+/// `vkCmdDispatchGraphAMDX`) between `before` and `after`, which are
+/// recorded around it but not timed (the scratch setup, a rendering
+/// instance); nothing is submitted.
 pub fn record_cpu_us(
     gpu: &Gpu,
-    graph: &Graph<'_>,
-    scratch: &Buffer<'_>,
-    node: u32,
-    records: &[u8],
-    count: u32,
     runs: u32,
+    before: &mut dyn FnMut(vk::CommandBuffer),
+    dispatch: &mut dyn FnMut(vk::CommandBuffer),
+    after: &mut dyn FnMut(vk::CommandBuffer),
 ) -> Result<f64, String> {
     let cb = gpu.command_buffer()?;
     let mut times = Vec::with_capacity(runs as usize);
     for _ in 0..runs.max(1) + 2 {
         cmd::begin(gpu, cb)?;
-        graph.record_setup(cb, scratch);
+        before(cb);
         let start = Instant::now();
-        graph.record_dispatch(cb, scratch, node, records, count);
+        dispatch(cb);
         times.push(start.elapsed().as_secs_f64() * 1e6);
+        after(cb);
         cmd::end(gpu, cb)?;
     }
     Ok(median(&times[2..]))

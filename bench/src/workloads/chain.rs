@@ -4,9 +4,10 @@
 //! dispatch.
 
 use crate::cmd;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
-use crate::workloads::{bytes_of, row, Ctx, Side};
+use crate::workloads::{bytes_of, row, Ctx};
 // The storage buffer after one dispatch (4 sums, then 4 counts) is the
 // demo's model of the same graph.
 use demo::hello::model;
@@ -71,13 +72,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
         out: &uav_b,
     };
     let want = model(&GRIDS);
-    let samples = ctx.compare("chain", graph_side, base_side, 8, Some(&want))?;
-    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &host_records, n, ctx.settings.runs)?;
+    let recording = Recording::graph(g, s, entry, &host_records, n);
+    let pair = Pair { name: "chain", graph: graph_side, baseline: base_side, want: &want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let probe =
         Probe { graph: g, zero: &[&uav_g], out: &uav_g, node: entry, records: &host_records, count: n, want: &want };
     let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&level_bytes(&GRIDS)))?;
     let detail = format!("4 records, {groups} + {pairs} + {pairs} threads' work, 3 nodes vs 3 dispatches");
-    Ok(row("chain", detail, &setup, cpu, samples, scratch))
+    Ok(row("chain", detail, setup.figures(), measured, scratch))
 }
 
 #[cfg(test)]

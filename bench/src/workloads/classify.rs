@@ -11,9 +11,10 @@
 //! layer's `maxSize`, `minSize` + 512 MiB, holds).
 
 use crate::cmd;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
-use crate::workloads::{bytes_of, row, Ctx, Side};
+use crate::workloads::{bytes_of, row, Ctx};
 
 const SPV: &[u8] = include_bytes!("../../shaders/classify.spv");
 const COUNT: &[u8] = include_bytes!("../../shaders/classify_count.comp.spv");
@@ -104,13 +105,14 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, full: u32, quick: u32) -> Result<R
         out: &out_b,
     };
     let want: Vec<u32> = items.iter().map(|&it| shade(it, bin_of(it))).collect();
-    let samples = ctx.compare(name, graph_side, base_side, count as usize, Some(&want))?;
-    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
+    let recording = Recording::graph(g, s, entry, &record, 1);
+    let pair = Pair { name, graph: graph_side, baseline: base_side, want: &want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let probe = Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &record, count: 1, want: &want };
     let levels = [record.len() as u64, BIN_RECORD_BYTES * u64::from(count)];
     let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&levels))?;
     let detail = format!("{count} items into {BINS} bins (thread node array) vs count+scan+scatter+{BINS} indirect");
-    Ok(row(name, detail, &setup, cpu, samples, scratch))
+    Ok(row(name, detail, setup.figures(), measured, scratch))
 }
 
 #[cfg(test)]

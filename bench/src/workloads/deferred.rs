@@ -12,9 +12,10 @@
 //! Sizes: 1920x1080 and 3840x2160 (320x192 and 640x384 with `--quick`).
 
 use crate::cmd;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
-use crate::workloads::{bytes_of, row, Ctx, Side};
+use crate::workloads::{bytes_of, row, Ctx};
 
 const SPV: &[u8] = include_bytes!("../../shaders/deferred.spv");
 const CLASSIFY: &[u8] = include_bytes!("../../shaders/deferred_classify.comp.spv");
@@ -124,8 +125,9 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, full: (u32, u32), quick: (u32, u32
         out: &final_b,
     };
     let want: Vec<u32> = gbuf.iter().map(|&px| compose_pixel(shade_pixel(px, px % MATERIALS), px)).collect();
-    let samples = ctx.compare(name, graph_side, base_side, pixels as usize, Some(&want))?;
-    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
+    let recording = Recording::graph(g, s, entry, &record, 1);
+    let pair = Pair { name, graph: graph_side, baseline: base_side, want: &want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let probe =
         Probe { graph: g, zero: &[&final_g], out: &final_g, node: entry, records: &record, count: 1, want: &want };
     // Level 1: a 12-byte TileRecord per (tile, material); level 2: an 8-byte ComposeRecord per tile.
@@ -135,7 +137,7 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, full: (u32, u32), quick: (u32, u32
         "{width}x{height}, {tiles} tiles, {present} (tile, material) pairs, {MATERIALS} materials; \
          vs classify + {MATERIALS} indirect + compose"
     );
-    Ok(row(name, detail, &setup, cpu, samples, scratch))
+    Ok(row(name, detail, setup.figures(), measured, scratch))
 }
 
 /// The material bits present in each tile.

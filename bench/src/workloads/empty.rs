@@ -7,9 +7,10 @@
 //! next level's arguments (1x1x1 or nothing, so 0x0x0).
 
 use crate::cmd;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
-use crate::workloads::{bytes_of, row, Ctx, Side};
+use crate::workloads::{bytes_of, row, Ctx};
 
 const SPV: &[u8] = include_bytes!("../../shaders/empty_levels.spv");
 const LEVEL: &[u8] = include_bytes!("../../shaders/empty_level.comp.spv");
@@ -29,7 +30,6 @@ pub fn model(stop: u32) -> Vec<u32> {
 /// Runs the workload with `stop` (0: empty levels; 31: one record a level).
 pub fn run(ctx: &Ctx<'_>, name: &'static str, stop: u32) -> Result<Row, String> {
     let gpu = ctx.gpu;
-    let words = LEVELS as usize;
     let out_g = cmd::device_buffer(gpu, 4 * u64::from(LEVELS))?;
     let setup = ctx.graph(SPV, &[(c"level", u32::MAX)], &[&out_g], 0)?;
     let entry = setup.graph.node_index(c"level", 0)?;
@@ -65,12 +65,13 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, stop: u32) -> Result<Row, String> 
         out: &out_b,
     };
     let want = model(stop);
-    let samples = ctx.compare(name, graph_side, base_side, words, Some(&want))?;
-    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
+    let recording = Recording::graph(g, s, entry, &record, 1);
+    let pair = Pair { name, graph: graph_side, baseline: base_side, want: &want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let probe = Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &record, count: 1, want: &want };
     let scratch = scratch_search::search(ctx, &probe, RECORD_BYTES)?;
     let detail = format!("{LEVELS} levels, {} with a record; 1 node vs {LEVELS} indirect dispatches", stop + 1);
-    let mut r = row(name, detail, &setup, cpu, samples, scratch);
+    let mut r = row(name, detail, setup.figures(), measured, scratch);
     r.extra.push(("graph µs per level", r.graph_us / f64::from(LEVELS)));
     r.extra.push(("baseline µs per level", r.baseline_us / f64::from(LEVELS)));
     Ok(r)

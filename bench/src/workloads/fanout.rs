@@ -5,9 +5,10 @@
 //! workgroups, each finding its record by binary search (`fanout_work.comp`).
 
 use crate::cmd;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
-use crate::workloads::{bytes_of, row, Ctx, Side};
+use crate::workloads::{bytes_of, row, Ctx};
 
 const SPV: &[u8] = include_bytes!("../../shaders/fanout.spv");
 const SCAN: &[u8] = include_bytes!("../../shaders/fanout_scan.comp.spv");
@@ -80,14 +81,15 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
         out: &out_b,
     };
     let want = model(&words, total);
-    let samples = ctx.compare("fanout", graph_side, base_side, total as usize, Some(&want))?;
-    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &host_records, count, ctx.settings.runs)?;
+    let recording = Recording::graph(g, s, entry, &host_records, count);
+    let pair = Pair { name: "fanout", graph: graph_side, baseline: base_side, want: &want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let probe =
         Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &host_records, count, want: &want };
     // One level: all the host records `{ grid, id, off }` at once.
     let scratch = scratch_search::search(ctx, &probe, host_records.len() as u64)?;
     let detail = format!("{count} records, {total} workgroups of 32 threads (grids 1..64)");
-    Ok(row("fanout", detail, &setup, cpu, samples, scratch))
+    Ok(row("fanout", detail, setup.figures(), measured, scratch))
 }
 
 #[cfg(test)]

@@ -236,7 +236,16 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Option<Row>, String> {
             ));
         }
     }
-    let record_cpu_us = record_cpu_us(&gpu, &graph, &targets[0].0, scratch_address, &record, ctx.settings.runs)?;
+    // Recorded inside a rendering instance, which the measurement leaves out.
+    let record_cpu_us = measure::record_cpu_us(
+        &gpu,
+        ctx.settings.runs,
+        &mut |cb| render::begin_rendering(d, cb, &targets[0].0, 0),
+        // SAFETY: inside the rendering instance; nothing is submitted.
+        &mut |cb| unsafe { graph.record_dispatch(cb, scratch_address, &record) },
+        // SAFETY: closes the instance.
+        &mut |cb| unsafe { d.cmd_end_rendering(cb) },
+    )?;
     let size = vk_host::graph::scratch_size(&graph.fns, d, graph.graph)?;
     Ok(Some(Row {
         name: "mesh-nodes",
@@ -260,30 +269,4 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Option<Row>, String> {
             outcome: Outcome::Skipped,
         },
     }))
-}
-
-/// Median CPU microseconds of recording the graph dispatch (inside a
-/// rendering instance, which the measurement leaves out).
-fn record_cpu_us(
-    gpu: &Gpu,
-    graph: &MeshGraph<'_>,
-    target: &ColorTarget,
-    scratch: u64,
-    record: &[u8],
-    runs: u32,
-) -> Result<f64, String> {
-    let cb = gpu.command_buffer()?;
-    let mut times = Vec::new();
-    for _ in 0..runs.max(1) + 2 {
-        cmd::begin(gpu, cb)?;
-        render::begin_rendering(&gpu.device, cb, target, 0);
-        let start = Instant::now();
-        // SAFETY: inside the rendering instance; nothing is submitted.
-        unsafe { graph.record_dispatch(cb, scratch, record) };
-        times.push(start.elapsed().as_secs_f64() * 1e6);
-        // SAFETY: closes the instance.
-        unsafe { gpu.device.cmd_end_rendering(cb) };
-        cmd::end(gpu, cb)?;
-    }
-    Ok(measure::median(&times[2..]))
 }

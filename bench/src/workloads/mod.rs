@@ -1,8 +1,8 @@
 //! The workloads, each a graph through the layer against a hand-written
 //! plain-compute baseline on the same inputs, and what they share: the
-//! context ([`Ctx`]), graph creation with timing and scratch allocation, the
-//! measured pair of command buffers with readbacks and the result check, and
-//! the row with the scratch figures ([`crate::scratch_search`]).
+//! context ([`Ctx`]), graph creation with timing and scratch allocation, and
+//! the row from what [`crate::pair::measure()`] measured and the scratch
+//! figures ([`crate::scratch_search`]).
 
 pub mod chain;
 pub mod classify;
@@ -17,9 +17,9 @@ use std::time::Instant;
 
 use ash::vk;
 
-use crate::cmd;
 use crate::measure::{self, Settings};
 use crate::messages::Messages;
+use crate::pair::Measured;
 use crate::report::Row;
 use crate::report::Scratch;
 use demo::gpu::{Buffer, Gpu};
@@ -68,93 +68,35 @@ impl<'d> Ctx<'d> {
         let nodes = entries.len() as u32;
         Ok(GraphSetup { graph, ms_per_node: ms / f64::from(nodes.max(1)), nodes, scratch })
     }
+}
 
-    /// Measures the graph side and the baseline side and checks that they
-    /// computed the same words. Each side: `zero` buffers cleared, `prep`
-    /// (untimed), the timed `body`, then `out` (its first `words` words)
-    /// copied back. `model`, when given, is what both must equal.
-    pub fn compare(
-        &self,
-        name: &str,
-        graph: Side<'_, '_>,
-        baseline: Side<'_, '_>,
-        words: usize,
-        model: Option<&[u32]>,
-    ) -> Result<(Vec<f64>, Vec<f64>), String> {
-        let (g_cb, g_host) = self.timed(graph, words)?;
-        let (b_cb, b_host) = self.timed(baseline, words)?;
-        let [g_samples, b_samples] = measure::sample_interleaved(self.gpu, [g_cb, b_cb], &self.timer, &self.settings)?;
-        let (g_out, b_out) = (g_host.read_u32(words)?, b_host.read_u32(words)?);
-        if let Some(i) = (0..words).find(|&i| g_out[i] != b_out[i]) {
-            return Err(format!(
-                "{name}: the graph and the baseline differ at word {i}: graph {}, baseline {}",
-                g_out[i], b_out[i]
-            ));
-        }
-        if let Some(m) = model {
-            if let Some(i) = (0..words).find(|&i| g_out[i] != m[i]) {
-                return Err(format!(
-                    "{name}: graph and baseline agree but differ from the CPU model at word {i}: {} vs {}",
-                    g_out[i], m[i]
-                ));
-            }
-        }
-        Ok((g_samples, b_samples))
-    }
-
-    /// The side's command buffer and the host buffer its output lands in.
-    fn timed(&self, side: Side<'_, '_>, words: usize) -> Result<(vk::CommandBuffer, Buffer<'d>), String> {
-        let gpu = self.gpu;
-        let bytes = 4 * words as u64;
-        let host = cmd::host_buffer(gpu, bytes)?;
-        let Side { zero, prep, body, out } = side;
-        let cb = measure::timed_cb(
-            gpu,
-            &self.timer,
-            |cb| {
-                for b in zero {
-                    cmd::zero(gpu, cb, b);
-                }
-                cmd::transfer_to_compute(gpu, cb);
-                prep(cb);
-            },
-            body,
-            |cb| {
-                cmd::compute_to_transfer(gpu, cb);
-                cmd::copy(gpu, cb, out, &host, bytes);
-                cmd::transfer_to_host(gpu, cb);
-            },
-        )?;
-        Ok((cb, host))
+impl GraphSetup<'_> {
+    /// What the row reports of the graph.
+    pub fn figures(&self) -> GraphFigures {
+        GraphFigures { ms_per_node: self.ms_per_node, nodes: self.nodes, scratch_bytes: self.scratch.size }
     }
 }
 
-/// One side of a comparison (see [`Ctx::compare`]).
-pub struct Side<'a, 'b> {
-    pub zero: &'a [&'a Buffer<'b>],
-    pub prep: Box<dyn FnOnce(vk::CommandBuffer) + 'a>,
-    pub body: Box<dyn FnOnce(vk::CommandBuffer) + 'a>,
-    pub out: &'a Buffer<'b>,
+/// A graph's figures in its row: creation time per node, nodes, scratch
+/// bytes allocated.
+pub struct GraphFigures {
+    pub ms_per_node: f64,
+    pub nodes: u32,
+    pub scratch_bytes: u64,
 }
 
-/// A row from the samples and the graph's figures.
-pub fn row(
-    name: &'static str,
-    detail: String,
-    setup: &GraphSetup<'_>,
-    record_cpu_us: f64,
-    samples: (Vec<f64>, Vec<f64>),
-    scratch: Scratch,
-) -> Row {
+/// A row from what [`crate::pair::measure()`] measured and the graph's figures.
+pub fn row(name: &'static str, detail: String, graph: GraphFigures, measured: Measured, scratch: Scratch) -> Row {
+    let Measured { samples, record_cpu_us } = measured;
     Row {
         name,
         detail,
         graph_us: measure::median(&samples.0),
         baseline_us: measure::median(&samples.1),
         record_cpu_us,
-        pipeline_ms_per_node: setup.ms_per_node,
-        nodes: setup.nodes,
-        scratch_bytes: setup.scratch.size,
+        pipeline_ms_per_node: graph.ms_per_node,
+        nodes: graph.nodes,
+        scratch_bytes: graph.scratch_bytes,
         extra: Vec::new(),
         samples,
         scratch,

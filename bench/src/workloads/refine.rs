@@ -6,9 +6,10 @@
 //! tile dispatch, and one leaf dispatch at the end.
 
 use crate::cmd;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::scratch_search::{self, Probe};
-use crate::workloads::{row, Ctx, Side};
+use crate::workloads::{row, Ctx};
 use demo::refine::{model, SPV};
 
 const TILE: &[u8] = include_bytes!("../../shaders/refine_tile.comp.spv");
@@ -82,10 +83,11 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
     };
     let m = model(n, step);
     let want = &m.image;
-    let samples = ctx.compare("refine", graph_side, base_side, pixels, Some(want))?;
-    let cpu = crate::measure::record_cpu_us(gpu, g, s, entry, &record, 1, ctx.settings.runs)?;
+    let recording = Recording::graph(g, s, entry, &record, 1);
+    let pair = Pair { name: "refine", graph: graph_side, baseline: base_side, want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let probe = Probe { graph: g, zero: &[&image_g], out: &image_g, node: entry, records: &record, count: 1, want };
     let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&m.level_bytes()))?;
     let detail = format!("{n}x{n} Mandelbrot, {levels} levels (recursion {}), {} 2x2 leaves", levels - 1, m.leaves);
-    Ok(row("refine", detail, &setup, cpu, samples, scratch))
+    Ok(row("refine", detail, setup.figures(), measured, scratch))
 }
