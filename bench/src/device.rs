@@ -1,12 +1,48 @@
-//! Choosing the device (the best one offering `shaderEnqueue`: discrete
-//! before integrated before virtual before CPU) and the run's provenance:
-//! the UTC date and the git commit.
+//! Choosing the physical device (the best one offering `shaderEnqueue`:
+//! discrete before integrated before virtual before CPU), the features a
+//! workload's logical device is created with ([`Features`]), and the run's
+//! provenance: the UTC date and the git commit.
 
 use std::process::Command;
 
 use ash::vk;
 
+use demo::gpu::Gpu;
 use vk_amdx::PhysicalDeviceShaderEnqueueFeatures;
+use vk_host::render;
+
+/// What a workload needs of its logical device. Each set gets a device of
+/// its own, so that a workload runs on what an application with that
+/// workload would create, and the others keep the plain compute device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Features {
+    /// `shaderEnqueue` and buffer device addresses on a compute queue.
+    Compute,
+    /// `shaderMeshEnqueue` and mesh shaders besides, on a graphics queue.
+    MeshNodes,
+}
+
+impl Features {
+    /// Why a workload needing them is skipped on `pd`, or `None` where the
+    /// device (through the layer) offers them.
+    pub fn missing(self, instance: &ash::Instance, pd: vk::PhysicalDevice) -> Option<&'static str> {
+        match self {
+            // `pick` chose a device offering `shaderEnqueue`.
+            Features::Compute => None,
+            Features::MeshNodes => {
+                (!render::mesh_enqueue_offered(instance, pd)).then_some("the device offers no shaderMeshEnqueue")
+            }
+        }
+    }
+
+    /// A logical device of `pd` with them.
+    pub fn device(self, instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Gpu, String> {
+        match self {
+            Features::Compute => Gpu::new(instance, pd),
+            Features::MeshNodes => Gpu::with_mesh_nodes(instance, pd),
+        }
+    }
+}
 
 /// The best physical device whose `shaderEnqueue` feature is true.
 pub fn pick(instance: &ash::Instance) -> Result<vk::PhysicalDevice, String> {

@@ -30,11 +30,11 @@ mod report;
 mod scratch_search;
 mod workloads;
 
-use demo::{gpu, vkutil};
+use demo::vkutil;
 use std::ffi::CStr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use vk_host::{Timer, LAYER_NAME};
+use vk_host::LAYER_NAME;
 
 use measure::Settings;
 use messages::Messages;
@@ -205,13 +205,18 @@ fn run_on(
             println!("(no VK_EXT_debug_utils: the scratch search sees wrong words, not the layer's reports)");
         }
     }
-    let gpu = gpu::Gpu::new(instance, pd)?;
-    if gpu.is_cpu {
+    // SAFETY: valid physical device.
+    if unsafe { instance.get_physical_device_properties(pd) }.device_type == ash::vk::PhysicalDeviceType::CPU {
         println!("(a CPU driver: timestamps are host clock readings as its worker runs the commands)");
     }
-    let timer = Timer::new(&gpu.device, gpu.timestamps)?.ok_or("the compute queue writes no timestamps")?;
-    let ctx = Ctx { gpu: &gpu, timer, settings: s, scratch_search: opts.scratch_search, messages };
-    let rows = run_workloads(&ctx, &opts.only, opts.profile_child.as_deref())?;
+    let selected: Vec<&str> =
+        ALL.into_iter().filter(|w| opts.only.is_empty() || opts.only.iter().any(|o| o == w)).collect();
+    let mut rows = Vec::new();
+    // One device per run of workloads (in `ALL` order) needing the same
+    // features, dropped before the next is created.
+    for group in selected.chunk_by(|a, b| workloads::features(a) == workloads::features(b)) {
+        rows.extend(run_group(instance, pd, group, messages, opts)?);
+    }
     if opts.profile_child.is_some() {
         return Ok(());
     }
@@ -256,14 +261,36 @@ GPU time per pass kind, level and node (medians over the profiled dispatches)"
     Ok(())
 }
 
-/// Runs the workloads `only` names (all when empty), in [`ALL`] order;
-/// marks in `profile_marks` (the profiled run) where each begins.
-fn run_workloads(ctx: &Ctx<'_>, only: &[String], profile_marks: Option<&std::path::Path>) -> Result<Vec<Row>, String> {
-    let mut rows: Vec<Row> = Vec::new();
-    for w in ALL {
-        if !only.is_empty() && !only.iter().any(|o| o == w) {
-            continue;
+/// Runs `names` (workloads needing the same features) on one device with
+/// those features; where the device offers none, says so for each.
+fn run_group(
+    instance: &ash::Instance,
+    pd: ash::vk::PhysicalDevice,
+    names: &[&str],
+    messages: Option<&Messages>,
+    opts: &Options,
+) -> Result<Vec<Row>, String> {
+    let features = workloads::features(names[0]);
+    let marks = opts.profile_child.as_deref();
+    if let Some(why) = features.missing(instance, pd) {
+        for w in names {
+            if let Some(file) = marks {
+                profile::mark(file, w)?;
+            }
+            println!("running {w} ...\n  skipped: {why}");
         }
+        return Ok(Vec::new());
+    }
+    let gpu = features.device(instance, pd)?;
+    let ctx = Ctx::new(&gpu, opts.settings, opts.scratch_search, messages)?;
+    run_workloads(&ctx, names, marks)
+}
+
+/// Runs `names` on `ctx`'s device; marks in `profile_marks` (the profiled
+/// run) where each begins.
+fn run_workloads(ctx: &Ctx<'_>, names: &[&str], profile_marks: Option<&std::path::Path>) -> Result<Vec<Row>, String> {
+    let mut rows: Vec<Row> = Vec::new();
+    for &w in names {
         if let Some(file) = profile_marks {
             profile::mark(file, w)?;
         }
@@ -278,10 +305,7 @@ fn run_workloads(ctx: &Ctx<'_>, only: &[String], profile_marks: Option<&std::pat
             "refine" => workloads::refine::run(ctx)?,
             "deferred-1080p" => workloads::deferred::run(ctx, "deferred-1080p", (1920, 1080), (320, 192))?,
             "deferred-4k" => workloads::deferred::run(ctx, "deferred-4k", (3840, 2160), (640, 384))?,
-            _ => match workloads::mesh::run(ctx)? {
-                Some(row) => row,
-                None => continue,
-            },
+            _ => workloads::mesh::run(ctx)?,
         };
         println!(
             "  {:.1} µs graph, {:.1} µs baseline, ratio {:.2} (results match)",

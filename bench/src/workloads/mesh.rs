@@ -6,9 +6,10 @@
 //! (`sierpinski_split.comp`, a barrier after each), the last writing the
 //! arguments of one `vkCmdDrawMeshTasksIndirectEXT` of a plain mesh shader
 //! (`sierpinski_draw.mesh`). Both images are read back and compared with
-//! the CPU rasterisation. It runs on a device of its own with
-//! `shaderMeshEnqueue` (the other workloads' device stays without it), and
-//! is skipped where the layer offers no mesh nodes.
+//! the CPU rasterisation. Its device has `shaderMeshEnqueue`
+//! ([`crate::device::Features::MeshNodes`]; the other workloads' device
+//! stays without it); the bench skips it where the layer offers no mesh
+//! nodes.
 
 use std::time::Instant;
 
@@ -17,13 +18,12 @@ use demo::gpu::{Buffer, Gpu};
 use demo::sierpinski::{self, MeshGraph, Target, LEVELS, SIZE};
 use vk_host::pipeline::{compute_pipeline, shader_module, spirv_words};
 use vk_host::render::{self, ColorTarget};
-use vk_host::Timer;
 
 use crate::cmd;
-use crate::measure;
+use crate::pair::{self, Pair, Recording, Side};
 use crate::report::Row;
 use crate::report::{Outcome, Scratch};
-use crate::workloads::Ctx;
+use crate::workloads::{row, Ctx, GraphFigures};
 
 const SPLIT: &[u8] = include_bytes!("../../shaders/sierpinski_split.comp.spv");
 const DRAW: &[u8] = include_bytes!("../../shaders/sierpinski_draw.mesh.spv");
@@ -143,43 +143,19 @@ impl Drop for Baseline<'_> {
     }
 }
 
-/// Records the untimed parts around a side: the target made ready before,
-/// read back to `host` after.
-fn around<'a>(
-    gpu: &'a Gpu,
-    target: &'a ColorTarget,
-    host: &Buffer<'_>,
-) -> (impl Fn(vk::CommandBuffer) + 'a, impl Fn(vk::CommandBuffer) + 'a) {
+/// Runs the workload (on a device with mesh nodes, see [`crate::device::Features`]).
+pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
+    let gpu = ctx.gpu;
     let d = &gpu.device;
-    let ready =
-        move |cb| target.transition(d, cb, vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
-    let buffer = host.buffer;
-    let read = move |cb| {
-        target.transition(d, cb, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
-        target.copy_to(d, cb, buffer);
-        cmd::barrier(gpu, cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST);
-    };
-    (ready, read)
-}
-
-/// Runs the workload (`None`: no mesh nodes on this device).
-pub fn run(ctx: &Ctx<'_>) -> Result<Option<Row>, String> {
-    if !render::mesh_enqueue_offered(&ctx.gpu.instance, ctx.gpu.physical) {
-        println!("  skipped: the device offers no shaderMeshEnqueue");
-        return Ok(None);
-    }
-    let gpu = Gpu::with_mesh_nodes(&ctx.gpu.instance, ctx.gpu.physical)?;
-    let d = &gpu.device;
-    let timer = Timer::new(d, gpu.timestamps)?.ok_or("the queue writes no timestamps")?;
     let start = Instant::now();
-    let graph = MeshGraph::new(&gpu)?;
+    let graph = MeshGraph::new(gpu)?;
     let ms_per_node = start.elapsed().as_secs_f64() * 1e3 / 2.0;
     let scratch_usage =
         vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
     let scratch = gpu.buffer(graph.scratch_size, scratch_usage, false)?;
     let scratch_address = scratch.address.unwrap_or(0);
     let record = sierpinski::entry_record(LEVELS);
-    let baseline = Baseline::new(&gpu)?;
+    let baseline = Baseline::new(gpu)?;
     let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
     let tris_bytes = TRI_BYTES * u64::from(3u32.pow(LEVELS));
     let tris = [
@@ -192,81 +168,52 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Option<Row>, String> {
         Target(ColorTarget::new(d, gpu.memory_properties(), SIZE)?, d),
         Target(ColorTarget::new(d, gpu.memory_properties(), SIZE)?, d),
     ];
-    let image_bytes = 4 * u64::from(SIZE * SIZE);
-    let hosts = [cmd::host_buffer(&gpu, image_bytes)?, cmd::host_buffer(&gpu, image_bytes)?];
 
-    let (ready, read) = around(&gpu, &targets[0].0, &hosts[0]);
-    let graph_cb = measure::timed_cb(
-        &gpu,
-        &timer,
-        |cb| {
-            ready(cb);
-            // SAFETY: recording outside a render pass.
-            unsafe { (graph.fns.init_scratch)(cb, graph.graph, scratch_address, graph.scratch_size) };
-        },
-        |cb| {
+    let graph_side = Side {
+        zero: &[],
+        // SAFETY: recording outside a render pass.
+        prep: Box::new(|cb| unsafe { (graph.fns.init_scratch)(cb, graph.graph, scratch_address, graph.scratch_size) }),
+        body: Box::new(|cb| {
             render::begin_rendering(d, cb, &targets[0].0, 0);
             // SAFETY: inside the rendering instance; the scratch holds scratch_size bytes.
             unsafe { graph.record_dispatch(cb, scratch_address, &record) };
             // SAFETY: closes the instance begun above.
             unsafe { d.cmd_end_rendering(cb) };
-        },
-        read,
-    )?;
-    let (ready, read) = around(&gpu, &targets[1].0, &hosts[1]);
-    let base_cb = measure::timed_cb(
-        &gpu,
-        &timer,
-        |cb| {
-            ready(cb);
-            cmd::update(&gpu, cb, &tris[0], &first);
-            cmd::barrier(&gpu, cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::COMPUTE_SHADER);
-        },
-        |cb| baseline.record(cb, [&tris[0], &tris[1]], &args, &targets[1].0),
-        read,
-    )?;
-    let [g_samples, b_samples] = measure::sample_interleaved(&gpu, [graph_cb, base_cb], &timer, &ctx.settings)?;
+        }),
+        out: &targets[0].0,
+    };
+    let base_side = Side {
+        zero: &[],
+        prep: Box::new(|cb| {
+            cmd::update(gpu, cb, &tris[0], &first);
+            cmd::barrier(gpu, cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::COMPUTE_SHADER);
+        }),
+        body: Box::new(|cb| baseline.record(cb, [&tris[0], &tris[1]], &args, &targets[1].0)),
+        out: &targets[1].0,
+    };
+    // Both images against the CPU rasterisation; the dispatch is recorded
+    // inside a rendering instance, which the CPU time leaves out.
     let want = sierpinski::model(LEVELS);
-    for (side, host) in ["graph", "baseline"].iter().zip(&hosts) {
-        let got = host.read_u32((SIZE * SIZE) as usize)?;
-        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-            return Err(format!(
-                "mesh-nodes: the {side}'s image differs from the CPU rasterisation at pixel {i}: {:#x} vs {:#x}",
-                got[i], want[i]
-            ));
-        }
-    }
-    // Recorded inside a rendering instance, which the measurement leaves out.
-    let record_cpu_us = measure::record_cpu_us(
-        &gpu,
-        ctx.settings.runs,
-        &mut |cb| render::begin_rendering(d, cb, &targets[0].0, 0),
+    let recording = Recording {
+        before: Box::new(|cb| render::begin_rendering(d, cb, &targets[0].0, 0)),
         // SAFETY: inside the rendering instance; nothing is submitted.
-        &mut |cb| unsafe { graph.record_dispatch(cb, scratch_address, &record) },
+        dispatch: Box::new(|cb| unsafe { graph.record_dispatch(cb, scratch_address, &record) }),
         // SAFETY: closes the instance.
-        &mut |cb| unsafe { d.cmd_end_rendering(cb) },
-    )?;
+        after: Box::new(|cb| unsafe { d.cmd_end_rendering(cb) }),
+    };
+    let pair = Pair { name: "mesh-nodes", graph: graph_side, baseline: base_side, want: &want, record: recording };
+    let measured = pair::measure(ctx, pair)?;
     let size = vk_host::graph::scratch_size(&graph.fns, d, graph.graph)?;
-    Ok(Some(Row {
-        name: "mesh-nodes",
-        detail: format!(
-            "Sierpinski, {LEVELS} cuts, {} triangles drawn by a mesh node, {SIZE}x{SIZE}",
-            3u32.pow(LEVELS)
-        ),
-        graph_us: measure::median(&g_samples),
-        baseline_us: measure::median(&b_samples),
-        record_cpu_us,
-        pipeline_ms_per_node: ms_per_node,
-        nodes: 2,
-        scratch_bytes: graph.scratch_size,
-        extra: Vec::new(),
-        samples: (g_samples, b_samples),
-        scratch: Scratch {
-            live_payload_bytes: TRI_BYTES * u64::from(3u32.pow(LEVELS)),
-            min_size: size.min_size,
-            max_size: size.max_size,
-            granularity: size.size_granularity.max(1),
-            outcome: Outcome::Skipped,
-        },
-    }))
+    let detail =
+        format!("Sierpinski, {LEVELS} cuts, {} triangles drawn by a mesh node, {SIZE}x{SIZE}", 3u32.pow(LEVELS));
+    let figures = GraphFigures { ms_per_node, nodes: 2, scratch_bytes: graph.scratch_size };
+    // Not searched: the scratch search probes compute graphs only.
+    let scratch = Scratch {
+        live_payload_bytes: TRI_BYTES * u64::from(3u32.pow(LEVELS)),
+        min_size: size.min_size,
+        max_size: size.max_size,
+        granularity: size.size_granularity.max(1),
+        outcome: Outcome::Skipped,
+    };
+    Ok(row("mesh-nodes", detail, figures, measured, scratch))
 }

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use ash::vk;
 
+use crate::device::Features;
 use crate::measure::{self, Settings};
 use crate::messages::Messages;
 use crate::pair::Measured;
@@ -26,7 +27,8 @@ use demo::gpu::{Buffer, Gpu};
 use demo::graph::Graph;
 use vk_host::Timer;
 
-/// What every workload runs with.
+/// What every workload runs with: a device with the features it needs
+/// ([`features`]), its timer, the run's settings.
 pub struct Ctx<'d> {
     pub gpu: &'d Gpu,
     pub timer: Timer<'d>,
@@ -35,6 +37,14 @@ pub struct Ctx<'d> {
     pub scratch_search: bool,
     /// The layer's error reports, when `VK_EXT_debug_utils` is enabled.
     pub messages: Option<&'d Messages>,
+}
+
+/// The features the device of the workload `name` is created with.
+pub fn features(name: &str) -> Features {
+    match name {
+        "mesh-nodes" => Features::MeshNodes,
+        _ => Features::Compute,
+    }
 }
 
 /// A graph, its creation time per node, its scratch buffer.
@@ -46,6 +56,17 @@ pub struct GraphSetup<'d> {
 }
 
 impl<'d> Ctx<'d> {
+    /// The context on `gpu`.
+    pub fn new(
+        gpu: &'d Gpu,
+        settings: Settings,
+        scratch_search: bool,
+        messages: Option<&'d Messages>,
+    ) -> Result<Self, String> {
+        let timer = Timer::new(&gpu.device, gpu.timestamps)?.ok_or("the device's queue writes no timestamps")?;
+        Ok(Ctx { gpu, timer, settings, scratch_search, messages })
+    }
+
     /// Creates the graph of `entries` of `spv` with `storage` at set 0
     /// (timed), and scratch of `minSize + extra` bytes (capped at `maxSize`,
     /// rounded up to the granularity).
