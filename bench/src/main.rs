@@ -1,10 +1,12 @@
 //! `bench`: execution graphs through `VK_LAYER_EMU_shader_enqueue` against
 //! hand-written plain compute, same process, same device, same inputs.
 //!
-//! For every workload ([`workloads`]) it runs the graph and the baseline,
-//! checks that both produce the same words (and the CPU model's), measures
-//! GPU time with timestamp queries (median of the measured runs after
-//! warm-up), the CPU time to record one `vkCmdDispatchGraphAMDX`, the graph
+//! For every workload ([`workloads`]), on a device created with the
+//! features it needs ([`device::Features`], one device per run of workloads
+//! needing the same ones), it runs the graph and the baseline through one
+//! measuring path ([`pair::measure()`]), checks that both produce the same
+//! words (and the CPU model's), measures GPU time with timestamp queries
+//! (median of the measured runs after warm-up), the CPU time to record one `vkCmdDispatchGraphAMDX`, the graph
 //! pipeline creation time per node, and the smallest scratch that still
 //! gives the right result against the payload bytes live at the fullest
 //! level ([`scratch_search`]); once per run, the layer's pass-through cost

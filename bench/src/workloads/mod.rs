@@ -1,6 +1,7 @@
 //! The workloads, each a graph through the layer against a hand-written
 //! plain-compute baseline on the same inputs, and what they share: the
-//! context ([`Ctx`]), graph creation with timing and scratch allocation, and
+//! features each one's device needs ([`features`]), the context ([`Ctx`]),
+//! graph creation with timing and scratch allocation, and
 //! the row from what [`crate::pair::measure()`] measured and the scratch
 //! figures ([`crate::scratch_search`]).
 
