@@ -7,6 +7,7 @@
 use crate::abi::{Field, FrameGeometry, COUNTER_STRIDE_BYTES, FRAME_MAX_PROBES, GRID_MAX_OFFSET_BYTES, NO_NODE};
 use crate::codegen::{f, Abi, Body};
 use crate::ir::{id, inst, Ir};
+use crate::options::GraphTables;
 use crate::passes::push_block::PushVar;
 use rspirv::dr::{Function, Operand};
 use spirv::{FunctionControl, Op, Word};
@@ -441,6 +442,13 @@ pub struct PoolFacts {
     pub frame_shift: u32,
     pub node_count: u32,
     pub homes: u32,
+}
+
+impl PoolFacts {
+    /// What the kernel's frame code may take as constants from `t`.
+    pub fn of(t: &GraphTables) -> Self {
+        PoolFacts { frame_shift: t.frame_shift, node_count: t.node_count, homes: t.homes }
+    }
 }
 
 /// The frame pool as SPIR-V values, loaded once where it is used.

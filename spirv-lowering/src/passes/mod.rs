@@ -24,7 +24,7 @@ use crate::analyze::EntryFacts;
 use crate::codegen::Abi;
 use crate::error::LowerError;
 use crate::ir::Ir;
-use crate::LowerOptions;
+use crate::options::{packs_threads, records_per_workgroup, LowerOptions};
 use spirv::{StorageClass, Word};
 
 /// What the pipeline reports back to `lower`.
@@ -92,11 +92,6 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     aliased::run(ir);
     cleanup::run(ir, &cx)?;
     verify::run(ir, &cx)?;
-    let records_per_workgroup = crate::records_per_workgroup(&facts.info, opts.thread_pack_width);
+    let records_per_workgroup = records_per_workgroup(&facts.info, opts.thread_pack_width);
     Ok(Outcome { workgroup_size, records_per_workgroup, reads_shader_index })
-}
-
-/// Whether a thread node's invocations are packed `width` to a workgroup.
-pub(crate) fn packs_threads(info: &crate::NodeShaderInfo, width: u32) -> bool {
-    info.thread_packable() && width > 1
 }

@@ -27,8 +27,8 @@ use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};
 use crate::error::LowerError;
 use crate::ir::{id, inst, op_id, IdMap, Ir};
+use crate::options::{GraphTables, OutputTargets};
 use crate::runtime::{self, begin_fn, Geom, Pool};
-use crate::{GraphTables, OutputTargets};
 use rspirv::dr::{Function, Instruction};
 use spirv::{Op, Scope, StorageClass, Word};
 use std::collections::HashMap;
@@ -281,7 +281,7 @@ pub(super) fn output_geometry(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, pus
 
 /// The frame pool, with the graph's frame shift and node count when known.
 pub(super) fn pool(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &runtime::Push) -> Pool {
-    let known = cx.opts.tables.as_ref().map(GraphTables::pool_facts);
+    let known = cx.opts.tables.as_ref().map(runtime::PoolFacts::of);
     Pool::load(ir, &cx.abi, b, (push.ctx, &cx.vars.ctx), known)
 }
 

@@ -12,7 +12,7 @@ use crate::analyze::EntryFacts;
 use crate::error::LowerError;
 use crate::ir::{id, inst, lit, op_id, Ir};
 use crate::layout::size_of;
-use crate::LowerOptions;
+use crate::options::LowerOptions;
 use rspirv::dr::Operand;
 use spirv::{Decoration, Op, StorageClass, Word};
 use std::collections::HashSet;

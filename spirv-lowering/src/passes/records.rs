@@ -10,8 +10,7 @@ use super::Ctx;
 use crate::abi::{NO_NODE, RECORDS_CONTIGUOUS, RECORDS_PINNED};
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
-use crate::runtime::{frame_fn, Geom, Pool, Push};
-use crate::GraphTables;
+use crate::runtime::{frame_fn, Geom, Pool, PoolFacts, Push};
 use spirv::{Op, StorageClass, Word};
 
 /// The `Private` variables a fetched record is left in.
@@ -66,7 +65,7 @@ impl Source {
         let contiguous_mode = ir.c_u32(RECORDS_CONTIGUOUS);
         let contiguous = b.bin(ir, Op::IEqual, a.bool_, mode, contiguous_mode);
         let key = b.load_field(ir, &a, a.s_dispatch(), d, f::D_KEY_NODE);
-        let known = cx.opts.tables.as_ref().map(GraphTables::pool_facts);
+        let known = cx.opts.tables.as_ref().map(PoolFacts::of);
         let pool = Pool::load(ir, &a, b, (push.ctx, &cx.vars.ctx), known);
         let geom = match &cx.opts.tables {
             Some(t) => Geom::known(ir, t.input),

@@ -15,9 +15,9 @@ use crate::abi::{
 };
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
+use crate::options::GraphTables;
 use crate::passes::Ctx;
 use crate::runtime::{self, parity_table, Push};
-use crate::GraphTables;
 use spirv::{Op, Word};
 
 /// What a slot's launch is made of.
