@@ -8,9 +8,21 @@ use crate::abi::{Field, FrameGeometry, COUNTER_STRIDE_BYTES, FRAME_MAX_PROBES, G
 use crate::codegen::{f, Abi, Body};
 use crate::ir::{id, inst, Ir};
 use crate::options::GraphTables;
-use crate::passes::push_block::PushVar;
 use rspirv::dr::{Function, Operand};
 use spirv::{FunctionControl, Op, Word};
+
+/// How to reach the node push members (the variable the `push_block`
+/// pass leaves).
+#[derive(Debug, Clone, Copy)]
+pub struct PushVar {
+    pub var: Word,
+    /// Member index of `NodePush::dispatch` (`ctx`, `level`, `slot` follow).
+    pub member: u32,
+    /// `OpTypePointer PushConstant u64`.
+    pub ptr_u64: Word,
+    /// `OpTypePointer PushConstant u32`.
+    pub ptr_u32: Word,
+}
 
 /// The members of `abi::NodePush`, loaded.
 #[derive(Debug, Clone, Copy)]

@@ -22,9 +22,9 @@
 //! others through a Workgroup variable between two barriers (thread-packed
 //! nodes allocate per invocation).
 
+use super::context::Ctx;
 use super::fault::{self, Fault};
 use super::node_ops::{self, barrier, finish_fn, shared, AllocCache, Helpers, Lookup};
-use super::Ctx;
 use crate::abi::{
     FAULT_NODE_INDEX, FAULT_RECURSION, FAULT_TOO_MANY_PAYLOADS, NO_NODE, STATUS_FRAME_RANGE, STATUS_INVALID_NODE,
     STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,

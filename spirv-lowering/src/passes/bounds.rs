@@ -12,9 +12,9 @@
 //! the sink and were reported when it failed.)
 
 use super::allocate::raise;
+use super::context::Ctx;
 use super::fault::{self, Fault};
 use super::node_ops::{finish_fn, AllocCache, Helpers};
-use super::Ctx;
 use crate::abi::{FAULT_INPUT_INDEX, FAULT_PAYLOAD_INDEX, NO_NODE, STATUS_PAYLOAD_BOUNDS};
 use crate::codegen::Body;
 use crate::ir::{id, inst, Ir};

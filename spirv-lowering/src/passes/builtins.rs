@@ -9,22 +9,13 @@
 //! LocalInvocationId and LocalInvocationIndex. Afterwards the application's code
 //! reads values the prologue stores, and only the lowering reads the real ones.
 
-use super::Ctx;
+use super::context::{Ctx, Real};
 use crate::codegen::Abi;
 use crate::error::LowerError;
 use crate::ir::{op_id, Ir};
 use rspirv::dr::Operand;
 use spirv::{BuiltIn, Decoration, Op, StorageClass, Word};
 use std::collections::HashMap;
-
-/// The real builtins, read only by lowering code.
-#[derive(Debug, Clone, Copy)]
-pub struct Real {
-    pub wg: Word,
-    pub nwg: Word,
-    pub lid: Word,
-    pub lidx: Word,
-}
 
 /// An application builtin variable now in `Private` storage: (builtin, var, value type).
 pub type AppBuiltins = Vec<(BuiltIn, Word, Word)>;

@@ -16,7 +16,7 @@
 //! Afterwards no AMDX capability, extension, opcode, type, storage class,
 //! execution mode, decoration or builtin is left.
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::error::LowerError;
 use crate::ir::{id, inst, op_id, used_ids, Ir};
 use rspirv::dr::{Instruction, Operand};

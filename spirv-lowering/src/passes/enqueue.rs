@@ -19,9 +19,9 @@
 //! target. These few operations act on values already in registers.
 
 use super::allocate::{claim_or_raise, raise};
+use super::context::Ctx;
 use super::fault::{self, Fault};
 use super::node_ops::{self, finish_fn, AllocCache, Helpers};
-use super::Ctx;
 use crate::abi::{
     FAULT_GRID, GRID_PAST_LEVEL, MAX_LEVEL_WORKGROUPS, MAX_RECORD_WORKGROUPS, NO_NODE, SCHEDULE_DYNAMIC,
     STATUS_GRID_LIMIT,

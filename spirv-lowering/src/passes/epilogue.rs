@@ -6,7 +6,7 @@
 //! `GraphContext::done`; the one completing the level calls the level
 //! finisher. A level of one workgroup needs no count at all.
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::abi::{DONE_GROUPS, DONE_GROUP_STRIDE_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};

@@ -5,6 +5,7 @@
 //! so a dispatch keeps its first fault whatever follows. Only a faulting
 //! invocation reaches any of this.
 
+use super::context::Ctx;
 use crate::abi::{FAULT_KIND, FAULT_LEVEL, FAULT_NODE, FAULT_OUTPUT, FAULT_VALUES, NO_NODE, STATUS_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::Ir;
@@ -38,7 +39,7 @@ impl Fault {
 
 /// Records `fault` where `cond` holds (the dispatch's status words' address
 /// is loaded only then).
-pub(super) fn record(ir: &mut Ir, cx: &super::Ctx, b: &mut Body, push: &Push, cond: Word, fault: &Fault) {
+pub(super) fn record(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, cond: Word, fault: &Fault) {
     let a = cx.abi;
     let m = b.begin_if_rare(ir, cond);
     let words = b.load_field(ir, &a, a.s_dispatch(), push.dispatch, f::D_STATUS);
@@ -49,7 +50,7 @@ pub(super) fn record(ir: &mut Ir, cx: &super::Ctx, b: &mut Body, push: &Push, co
 
 /// Records `fault` where `cond` holds, at the status words `words` (`u64`),
 /// unless there are none (0) or they already hold a fault.
-pub(super) fn record_at(ir: &mut Ir, cx: &super::Ctx, b: &mut Body, words: Word, cond: Word, fault: &Fault) {
+pub(super) fn record_at(ir: &mut Ir, cx: &Ctx, b: &mut Body, words: Word, cond: Word, fault: &Fault) {
     let a = cx.abi;
     let zero64 = ir.c_u64(0);
     let has = b.bin(ir, Op::INotEqual, a.bool_, words, zero64);

@@ -30,7 +30,7 @@
 //! values, the shape the `payload` pass lowers, and A is no longer used as a
 //! type outside its own pointer type and the AMDX decorations.
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::error::LowerError;
 use crate::ir::{id, inst, map_operand_ids, op_id, IdMap, Ir};
 use rspirv::dr::{Instruction, Operand};

@@ -20,8 +20,9 @@
 //!
 //! Afterwards no AMDX instruction is left in any function.
 
+use super::context::Ctx;
 use super::payload::{InputLowering, RecordIndexFns};
-use super::{allocate, enqueue, Ctx};
+use super::{allocate, enqueue};
 use crate::abi::NO_NODE;
 use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};

@@ -22,7 +22,7 @@
 //! Afterwards no `NodePayloadAMDX` storage class is left in code, and
 //! [`InputLowering`] says where the prologue puts the input addresses.
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::analyze::record_stride;
 use crate::codegen::Body;
 use crate::consts::eval;

@@ -28,9 +28,10 @@
 //! application's code runs unchanged with node semantics.
 
 use super::builtins::AppBuiltins;
+use super::context::Ctx;
+use super::epilogue;
 use super::payload::InputLowering;
 use super::records::{gather, Fetched, Source};
-use super::{epilogue, Ctx};
 use crate::analyze::LaunchMode;
 use crate::codegen::{f, Body};
 use crate::error::LowerError;

@@ -13,21 +13,10 @@ use crate::error::LowerError;
 use crate::ir::{id, inst, lit, op_id, Ir};
 use crate::layout::size_of;
 use crate::options::LowerOptions;
+use crate::runtime::PushVar;
 use rspirv::dr::Operand;
 use spirv::{Decoration, Op, StorageClass, Word};
 use std::collections::HashSet;
-
-/// How to reach the node push members.
-#[derive(Debug, Clone, Copy)]
-pub struct PushVar {
-    pub var: Word,
-    /// Member index of `NodePush::dispatch` (`ctx`, `level`, `slot` follow).
-    pub member: u32,
-    /// `OpTypePointer PushConstant u64`.
-    pub ptr_u64: Word,
-    /// `OpTypePointer PushConstant u32`.
-    pub ptr_u32: Word,
-}
 
 /// Bytes of `abi::NodePush`.
 const SIZE: u32 = std::mem::size_of::<crate::abi::NodePush>() as u32;

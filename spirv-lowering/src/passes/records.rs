@@ -6,7 +6,7 @@
 //! workgroup starts grow), and a coalescing workgroup's records gathered into
 //! its Workgroup array of payload addresses.
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::abi::{NO_NODE, RECORDS_CONTIGUOUS, RECORDS_PINNED};
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};

@@ -13,7 +13,7 @@
 //! Afterwards every id operand and result type has a definition and every
 //! call is well typed.
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::error::LowerError;
 use crate::ir::{used_ids, IdMap};
 use rspirv::dr::Instruction;

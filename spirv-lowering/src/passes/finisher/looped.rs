@@ -12,7 +12,7 @@ use crate::abi::{
 };
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
-use crate::passes::Ctx;
+use crate::passes::context::Ctx;
 use crate::runtime::{self, parity_table_or_field, Push};
 use spirv::{Op, StorageClass, Word};
 

@@ -40,8 +40,8 @@
 mod looped;
 mod unrolled;
 
+use super::context::Ctx;
 use super::fault::{self, Fault};
-use super::Ctx;
 use crate::abi::{FAULT_LEVEL_WORKGROUPS, MAX_LEVEL_WORKGROUPS, NO_NODE, STATUS_FATAL, STATUS_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};

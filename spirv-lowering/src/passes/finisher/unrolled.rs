@@ -16,7 +16,7 @@ use crate::abi::{
 use crate::codegen::{f, Body};
 use crate::ir::{id, Ir};
 use crate::options::GraphTables;
-use crate::passes::Ctx;
+use crate::passes::context::Ctx;
 use crate::runtime::{self, parity_table, Push};
 use spirv::{Op, Word};
 
