@@ -3,12 +3,9 @@
 
 mod aliased;
 mod aligned;
-mod allocate;
-mod bounds;
 mod builtins;
 mod cleanup;
 mod context;
-mod enqueue;
 mod epilogue;
 mod fault;
 mod finisher;
@@ -19,6 +16,7 @@ mod prologue;
 mod push_block;
 mod records;
 mod select_entry;
+mod status;
 mod verify;
 
 use crate::analyze::EntryFacts;

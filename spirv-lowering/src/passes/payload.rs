@@ -23,6 +23,7 @@
 //! [`InputLowering`] says where the prologue puts the input addresses.
 
 use super::context::Ctx;
+use super::status;
 use crate::analyze::record_stride;
 use crate::codegen::Body;
 use crate::consts::eval;
@@ -233,7 +234,7 @@ fn address_function(ir: &mut Ir, cx: &Ctx, var: Word, per_workgroup: u32) -> Wor
         let i = b.select(ir, a.u32, inside, param, last);
         if cx.opts.checked_payloads {
             let outside = b.op(ir, Op::LogicalNot, a.bool_, vec![id(inside)]);
-            super::bounds::report(ir, cx, &mut b, outside, None, [param, count]);
+            status::report_bounds(ir, cx, &mut b, outside, None, [param, count]);
         }
         let pw = ir.t_ptr(StorageClass::Workgroup, a.u64, None);
         let p = b.op(ir, Op::AccessChain, pw, vec![id(var), id(i)]);

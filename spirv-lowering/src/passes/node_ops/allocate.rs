@@ -1,6 +1,6 @@
 //! `OpAllocateNodePayloadsAMDX`, for the `node_ops` pass: the helper
 //! functions an allocation becomes. In named steps:
-//! 1. **check**: find the target (`node_ops::lookup`), check index,
+//! 1. **check**: find the target (`lookup`), check index,
 //!    recursion and count, raise the status bits of what fails (the
 //!    allocation then takes nothing and points at the sink);
 //! 2. **take ranks**: one atomic on the target's rank counter for this
@@ -22,42 +22,27 @@
 //! others through a Workgroup variable between two barriers (thread-packed
 //! nodes allocate per invocation).
 
-use super::context::Ctx;
-use super::fault::{self, Fault};
-use super::node_ops::{self, barrier, finish_fn, shared, AllocCache, Helpers, Lookup};
+use super::helpers::{self, barrier, claim_or_raise, finish_fn, shared, AllocCache, Helpers, Ranks};
+use super::lookup::{array_slot, lookup, Lookup};
 use crate::abi::{
-    FAULT_NODE_INDEX, FAULT_RECURSION, FAULT_TOO_MANY_PAYLOADS, NO_NODE, STATUS_FRAME_RANGE, STATUS_INVALID_NODE,
-    STATUS_PAYLOAD_OVERFLOW, STATUS_RECURSION_LIMIT, STATUS_TOO_MANY_PAYLOADS,
+    FAULT_NODE_INDEX, FAULT_RECURSION, FAULT_TOO_MANY_PAYLOADS, NO_NODE, STATUS_INVALID_NODE, STATUS_RECURSION_LIMIT,
+    STATUS_TOO_MANY_PAYLOADS,
 };
 use crate::analyze::finish_counter_offset;
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
-use crate::runtime::{self, begin_fn, ctx_parity_ptr, frame_fn, Geom, Pool, Push};
+use crate::passes::context::Ctx;
+use crate::passes::fault::{self, Fault};
+use crate::passes::status::raise;
+use crate::runtime::{self, begin_fn, frame_fn, Geom, Pool, Push};
 use rspirv::dr::Operand;
 use spirv::{BuiltIn, Capability, Decoration, GroupOperation, Op, Scope, StorageClass, Word};
-
-/// How an allocation's invocations take their ranks (step 2).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub(super) enum Ranks {
-    /// The whole workgroup adds up its counts per target in Workgroup
-    /// memory, with barriers: only where every invocation reaches the
-    /// allocation (the specification asks for uniform control flow, but a
-    /// barrier under a branch would hang a shader that does not keep to
-    /// it); one atomic per target the workgroup sends to.
-    Workgroup,
-    /// The invocations of a subgroup group by target (packed thread nodes,
-    /// whose lanes are workgroups of their own, and large node arrays).
-    Subgroup,
-    /// Each invocation on its own (invocation 0 of a Workgroup-visibility
-    /// allocation, devices without subgroup operations).
-    Single,
-}
 
 /// `node_output{k}_allocate(count, nidx) -> u64` (Invocation visibility),
 /// for a call site every invocation of the workgroup reaches (`uniform`,
 /// see `crate::uniform`) or not.
 pub(super) fn invocation(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, uniform: bool) -> Word {
-    let ranks = match node_ops::targets(cx, k) {
+    let ranks = match helpers::targets(cx, k) {
         Some((_, t)) if uniform && !cx.packed && histogram_fits(cx, t.slots.len()) => Ranks::Workgroup,
         _ if subgroup_ops(ir, cx) => Ranks::Subgroup,
         _ => Ranks::Single,
@@ -84,7 +69,7 @@ fn allocate(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, ranks: Ranks) -> W
     let (fid, ps, func, mut b) = begin_fn(ir, a.u64, &[a.u32, a.u32]);
     let (count, nidx) = (ps.first().copied().unwrap_or(0), ps.get(1).copied().unwrap_or(0));
     let push = runtime::push(ir, &a, &cx.push, &mut b);
-    let lk = node_ops::lookup(ir, cx, &mut b, k, nidx, &push);
+    let lk = lookup(ir, cx, &mut b, k, nidx, &push);
     let c = check(ir, cx, &mut b, k, [count, nidx], &lk, &push);
     let rank = match ranks {
         Ranks::Workgroup => {
@@ -197,23 +182,12 @@ fn check(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, [count, nidx]: [Word; 2]
     b.select(ir, a.u32, valid, count, zero)
 }
 
-/// ORs `bits` (when not zero) into the status of this level's parity.
-pub(super) fn raise(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, bits: Word) {
-    let a = cx.abi;
-    let zero = ir.c_u32(0);
-    let bad = b.bin(ir, Op::INotEqual, a.bool_, bits, zero);
-    let m = b.begin_if_rare(ir, bad);
-    let sp = ctx_parity_ptr(ir, &a, b, push.ctx, f::C_STATUS, push.odd, false);
-    b.atomic(ir, Op::AtomicOr, a.u32, sp, bits);
-    b.end_if(m);
-}
-
 /// The rank counter of output `k`'s target `slot` at this level (of
 /// parity 0 at every level for pinned targets, see `abi`).
 fn rank_counter(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, k: usize, slot: Word) -> Word {
     let a = cx.abi;
     let counts = match cx.opts.tables.as_ref() {
-        Some(t) if node_ops::pinned(cx, k) => {
+        Some(t) if helpers::pinned(cx, k) => {
             let ctx = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.ctx)]);
             let offset = ir.c_u64(t.rank_counts[0]);
             b.bin(ir, Op::IAdd, a.u64, ctx, offset)
@@ -245,9 +219,9 @@ fn take_ranks_single(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, k: usize,
 /// targets (its counts' index in Workgroup memory).
 fn array_index(ir: &mut Ir, cx: &Ctx, b: &mut Body, k: usize, nidx: Word) -> Word {
     let base = cx.facts.info.outputs.get(k).map_or(0, |o| o.base_index);
-    let n = node_ops::targets(cx, k).map_or(1, |(_, t)| t.slots.len().max(1)) as u32;
+    let n = helpers::targets(cx, k).map_or(1, |(_, t)| t.slots.len().max(1)) as u32;
     let nc = ir.c_u32(n);
-    node_ops::array_slot(ir, cx, b, nidx, base, nc).0
+    array_slot(ir, cx, b, nidx, base, nc).0
 }
 
 /// Step 2, the whole workgroup (in uniform control flow): each invocation
@@ -265,7 +239,7 @@ fn take_ranks_workgroup(
 ) -> Word {
     let a = cx.abi;
     let u = a.u32;
-    let targets = node_ops::targets(cx, k).map_or(1, |(_, t)| t.slots.len().max(1)) as u32;
+    let targets = helpers::targets(cx, k).map_or(1, |(_, t)| t.slots.len().max(1)) as u32;
     let (counts, bases) = histogram(ir, cx, h);
     let pw = ir.t_ptr(StorageClass::Workgroup, u, None);
     let zero = ir.c_u32(0);
@@ -453,20 +427,20 @@ fn place(
 ) {
     let a = cx.abi;
     let u = a.u32;
-    let g = node_ops::output_geometry(ir, cx, b, k, push, lk.slot);
+    let g = helpers::output_geometry(ir, cx, b, k, push, lk.slot);
     if !g.may_be_stored() {
         return;
     }
     let stored = b.op(ir, Op::LogicalNot, a.bool_, vec![id(g.frameless)]);
     let ms = b.begin_if(ir, stored);
-    let pool = node_ops::pool(ir, cx, b, push);
+    let pool = helpers::pool(ir, cx, b, push);
     let fk = b.bin(ir, Op::UDiv, u, rank, g.per_frame);
     let j = b.bin(ir, Op::UMod, u, rank, g.per_frame);
     let (low, fits) = pool.key_low(ir, &a, b, lk.slot, fk);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
     // Records of this level are read at the next (tag + 1); pinned ones
     // after the last (see `abi`).
-    let wtag = if node_ops::pinned(cx, k) {
+    let wtag = if helpers::pinned(cx, k) {
         cx.vars.ctx.pin(ir, &a, b)
     } else {
         let tag = cx.vars.ctx.tag(ir, &a, b);
@@ -483,38 +457,6 @@ fn place(
     zero_finish_counters(ir, cx, b, k, first, c);
     b.end_if(m);
     b.end_if(ms);
-}
-
-/// The frame keyed (`wtag`, `low`) claimed through `claim` when the key
-/// `fits`, by a caller writing from index `j` of it (0: it opens the
-/// frame); when there is none, the status says why (no free frame, or a
-/// frame number past 32 bits). Returns (the frame, `bool` found).
-pub(super) fn claim_or_raise(
-    ir: &mut Ir,
-    cx: &Ctx,
-    b: &mut Body,
-    (pool, push): (&Pool, &Push),
-    claim: Word,
-    [wtag, low, fits, j]: [Word; 4],
-) -> (Word, Word) {
-    let a = cx.abi;
-    let u = a.u32;
-    let (zero, none) = (ir.c_u32(0), ir.c_u32(NO_NODE));
-    let pin = cx.vars.ctx.pin(ir, &a, b);
-    let frame = b.local(ir, u, none);
-    let mf = b.begin_if(ir, fits);
-    let claimed = runtime::claimed_counter(ir, &a, b, push);
-    let opens = b.bin(ir, Op::IEqual, a.bool_, j, zero);
-    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
-    b.store_plain(frame, got);
-    b.end_if(mf);
-    let frame = b.op(ir, Op::Load, u, vec![id(frame)]);
-    let ok = b.bin(ir, Op::INotEqual, a.bool_, frame, none);
-    let (lost, range) = (ir.c_u32(STATUS_PAYLOAD_OVERFLOW), ir.c_u32(STATUS_FRAME_RANGE));
-    let why = b.select(ir, u, fits, lost, range);
-    let bits = b.select(ir, u, ok, zero, why);
-    raise(ir, cx, b, push, bits);
-    (frame, ok)
 }
 
 /// The allocation that holds its frame's last rank (`j + c >= P`) says how

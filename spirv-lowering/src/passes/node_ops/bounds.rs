@@ -11,14 +11,12 @@
 //! the access goes to the last record. (Writes to a failed allocation go to
 //! the sink and were reported when it failed.)
 
-use super::allocate::raise;
-use super::context::Ctx;
-use super::fault::{self, Fault};
-use super::node_ops::{finish_fn, AllocCache, Helpers};
-use crate::abi::{FAULT_INPUT_INDEX, FAULT_PAYLOAD_INDEX, NO_NODE, STATUS_PAYLOAD_BOUNDS};
-use crate::codegen::Body;
+use super::helpers::{finish_fn, AllocCache, Helpers};
+use crate::abi::NO_NODE;
 use crate::ir::{id, inst, Ir};
-use crate::runtime::{self, begin_fn};
+use crate::passes::context::Ctx;
+use crate::passes::status::report_bounds;
+use crate::runtime::begin_fn;
 use spirv::{Op, Word};
 
 /// Defines `node_output{k}_record_index(u32 index, u64 record0) -> u32` as
@@ -52,23 +50,8 @@ pub(super) fn record_index(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize, fid
     let held = b.select(ir, u, inside, index, last);
     let outside = b.op(ir, Op::LogicalNot, a.bool_, vec![id(inside)]);
     let faulty = b.bin(ir, Op::LogicalAnd, a.bool_, outside, known);
-    report(ir, cx, &mut b, faulty, Some(k), [index, asked]);
+    report_bounds(ir, cx, &mut b, faulty, Some(k), [index, asked]);
     b.end(inst(Op::ReturnValue, None, None, vec![id(held)]), None);
     finish_fn(h, func, b);
     ir.name(fid, &format!("node_output{k}_record_index"));
-}
-
-/// Where `cond` holds: raises `STATUS_PAYLOAD_BOUNDS` and records the
-/// fault of output `k` (`None`: the input) with `values`.
-pub(super) fn report(ir: &mut Ir, cx: &Ctx, b: &mut Body, cond: Word, k: Option<usize>, values: [Word; 2]) {
-    let a = cx.abi;
-    let m = b.begin_if_rare(ir, cond);
-    let push = runtime::push(ir, &a, &cx.push, b);
-    let bit = ir.c_u32(STATUS_PAYLOAD_BOUNDS);
-    raise(ir, cx, b, &push, bit);
-    let kind = ir.c_u32(if k.is_some() { FAULT_PAYLOAD_INDEX } else { FAULT_INPUT_INDEX });
-    let yes = ir.c_bool(true);
-    let fault = Fault::of_node(ir, &push, kind, k, &values);
-    fault::record(ir, cx, b, &push, yes, &fault);
-    b.end_if(m);
 }

@@ -18,10 +18,8 @@
 //! (`abi::GRID_PAST_LEVEL`): the finisher drops the level's records of the
 //! target. These few operations act on values already in registers.
 
-use super::allocate::{claim_or_raise, raise};
-use super::context::Ctx;
-use super::fault::{self, Fault};
-use super::node_ops::{self, finish_fn, AllocCache, Helpers};
+use super::decode::decode;
+use super::helpers::{self, claim_or_raise, finish_fn, AllocCache, Helpers};
 use crate::abi::{
     FAULT_GRID, GRID_PAST_LEVEL, MAX_LEVEL_WORKGROUPS, MAX_RECORD_WORKGROUPS, NO_NODE, SCHEDULE_DYNAMIC,
     STATUS_GRID_LIMIT,
@@ -29,6 +27,9 @@ use crate::abi::{
 use crate::analyze::Visibility;
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
+use crate::passes::context::Ctx;
+use crate::passes::fault::{self, Fault};
+use crate::passes::status::raise;
 use crate::runtime::{self, begin_fn, frame_fn, Pool, Push};
 use spirv::{Op, Word};
 
@@ -56,7 +57,7 @@ pub(super) fn output(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let hit = b.bin(ir, Op::IEqual, a.bool_, cached, addr);
     let miss = b.op(ir, Op::LogicalNot, a.bool_, vec![id(hit)]);
     let m = b.begin_if(ir, miss);
-    let d = node_ops::decode(ir, cx, &mut b, k, &push, addr);
+    let d = decode(ir, cx, &mut b, k, &push, addr);
     // An older allocation of the output: its visibility is the output's
     // (invocation when it uses both).
     let only_workgroup =
@@ -85,7 +86,7 @@ pub(super) fn output(ir: &mut Ir, cx: &Ctx, h: &mut Helpers, k: usize) -> Word {
     let dynamic = b.bin(ir, Op::IEqual, a.bool_, mode, dyn_mode);
     let md = b.begin_if(ir, dynamic);
     let grid = GridReader::load(ir, cx, &mut b, sched);
-    let pinned = node_ops::pinned(cx, k);
+    let pinned = helpers::pinned(cx, k);
     let first = number(ir, cx, &mut b, (&push, pinned, k), &grid, slot, addr, count);
     write_entries(ir, cx, h, &mut b, (&push, pinned), &grid, Entries { slot, addr, count, rank, first });
     b.end_if(md);
@@ -224,7 +225,7 @@ fn write_entries(
 ) {
     let a = cx.abi;
     let u = a.u32;
-    let pool = node_ops::pool(ir, cx, b, push);
+    let pool = helpers::pool(ir, cx, b, push);
     let claim = *h.frame_claim.get_or_insert_with(|| frame_fn(ir, &a, true));
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
     // Entries are read with their records: at the next level, or pinned.
