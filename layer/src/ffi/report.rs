@@ -163,7 +163,7 @@ pub(crate) fn fault_sentence(fault: &[u32], names: &GraphNames) -> Option<(Strin
             let (index, count) = (value(0), value(1));
             let records = if count == 1 { "record" } else { "records" };
             format!(
-                "{at} wrote record {index} of an allocation of {count} {records} on {on_output} (clamped to the \
+                "{at} accessed record {index} of an allocation of {count} {records} on {on_output} (clamped to the \
                  last record)"
             )
         }
@@ -647,7 +647,7 @@ mod tests {
         let (text, bit) = sentence(&fault(FAULT_PAYLOAD_INDEX, 5, 0, 0, [1000000, 1, 0, 0]));
         assert_eq!(
             text,
-            "node \"scribble\"[0] at level 0 wrote record 1000000 of an allocation of 1 record on its output to \
+            "node \"scribble\"[0] at level 0 accessed record 1000000 of an allocation of 1 record on its output to \
              \"item\" (clamped to the last record)"
         );
         assert_eq!(bit, STATUS_PAYLOAD_BOUNDS);
