@@ -99,7 +99,13 @@ const uint PIN_TAG = 1u << 31;           // tag bit of pinned frames (abi::PIN_T
 const uint STATUS_PAYLOAD_OVERFLOW = 1u << 0;
 const uint STATUS_FRAME_RANGE = 1u << 1;
 const uint STATUS_INVALID_ENTRY = 1u << 6;
+const uint STATUS_GRID_LIMIT = 1u << 7;
+const uint STATUS_LEVEL_WORKGROUPS = 1u << 8;
 const uint STATUS_WORDS = 34u;
+// abi::MAX_RECORD_WORKGROUPS and abi::MAX_LEVEL_WORKGROUPS: the most
+// workgroups one record's grid and one level may ask for.
+const uint MAX_RECORD_WORKGROUPS = 16777215u;
+const uint MAX_LEVEL_WORKGROUPS = 1u << 31;
 
 const uint FRAME_MAX_PROBES = 256u;
 const uint NO_FRAME = 0xffffffffu; // abi::NO_NODE, as the kernels' helpers return it

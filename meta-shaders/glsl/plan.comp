@@ -8,10 +8,17 @@
 //    records' grids in rank order, left as GridEntry e = rank e in the
 //    frames of namespace node_count + n, where its kernels (and those of the
 //    nodes sharing its input) binary-search them; the sum is its workgroups;
+//    A record's grid past the node's max_grid or MAX_RECORD_WORKGROUPS
+//    gets no workgroups (STATUS_GRID_LIMIT), a node whose grids together
+//    pass MAX_LEVEL_WORKGROUPS none at all (STATUS_LEVEL_WORKGROUPS): the
+//    records come from the application's device memory, unchecked;
 // 2. launches: records, workgroups and split of every node (a
 //    SharesInputWithAMDX node takes its base's records and grid), framed
 //    records of its key node, and its first number among level 0's launched
-//    workgroups (mesh nodes are drawn: none);
+//    workgroups (mesh nodes are drawn: none); a node past
+//    MAX_LEVEL_WORKGROUPS launches nothing, and launches that pass it
+//    together are all dropped (STATUS_LEVEL_WORKGROUPS), as a level
+//    finisher does;
 // 3. the level's total workgroups and the entry status into every dispatch,
 //    the status into the host's words (after the inputs, and final: a level
 //    0 that launches nothing has no finisher), the entry counters zeroed
@@ -32,8 +39,10 @@ layout(push_constant) uniform PlanPush {
 const uint PER_INVOCATION = 4u;
 
 shared uint launched;      // running total of level 0's launched workgroups
+shared uint over;          // nonzero once a running total passed a limit or wrapped
 shared uint plan_status;   // the entry status, with what this pass raises
 shared uint dynamic_count; // dynamic-grid nodes of the current chunk
+shared uint node_total;    // phase 1: the current node's workgroups so far
 shared uint dynamic_nodes[SCAN_SIZE];
 
 uint grid_component(uint64_t payload, uint offset, uint bytes, uint index) {
@@ -43,13 +52,30 @@ uint grid_component(uint64_t payload, uint offset, uint bytes, uint index) {
 }
 
 // Workgroups of the record at `payload` (components past grid_components
-// count 1), as the kernels' enqueue reads them.
-uint grid_size(NodeScheduleRef s, uint64_t payload) {
-    uint groups = 1u;
+// count 1), as the kernels' enqueue reads them: 0 for a grid past the node's
+// max_grid or MAX_RECORD_WORKGROUPS (raising STATUS_GRID_LIMIT in `raised`).
+uint grid_size(NodeScheduleRef s, uint64_t payload, inout uint raised) {
+    uint64_t groups = 1ul;
+    bool within = true;
     for (uint c = 0u; c < 3u; ++c) {
-        groups *= c < s.grid_components ? grid_component(payload, s.grid_offset, s.grid_bytes, c) : 1u;
+        uint v = c < s.grid_components ? grid_component(payload, s.grid_offset, s.grid_bytes, c) : 1u;
+        within = within && v <= s.max_grid[c];
+        // Each factor at most 65535 once within: no 64-bit overflow.
+        groups *= within ? uint64_t(v) : 1ul;
     }
-    return groups;
+    within = within && groups <= uint64_t(MAX_RECORD_WORKGROUPS);
+    raised |= within ? 0u : STATUS_GRID_LIMIT;
+    return within ? uint(groups) : 0u;
+}
+
+// After `value` was added to a running total that was `before`: marks
+// `over` when the sum passes MAX_LEVEL_WORKGROUPS or wraps; returns `before`.
+uint held(uint before, uint value) {
+    uint after = before + value;
+    if (after < before || after > MAX_LEVEL_WORKGROUPS) {
+        atomicOr(over, 1u);
+    }
+    return before;
 }
 
 bool reads_own_dynamic_grid(NodeScheduleRef s) {
@@ -75,6 +101,11 @@ void grid_entries(GraphContextRef ctx, uint n) {
     uint entry_k = 0xffffffffu;
     uint entry_slot = NO_FRAME;
     uint running_total = 0u;
+    if (t == 0u) {
+        node_total = 0u;
+        over = 0u;
+    }
+    barrier();
     for (uint chunk = 0u; chunk < count; chunk += SCAN_SIZE * PER_INVOCATION) {
         uint first = chunk + t * PER_INVOCATION;
         uint groups[PER_INVOCATION];
@@ -93,10 +124,12 @@ void grid_entries(GraphContextRef ctx, uint n) {
             }
             // A record that is not there (entry.comp said why) gets no workgroups.
             if (record_slot != NO_FRAME) {
-                groups[i] = grid_size(s, frame_address(ctx, record_slot, (r % per_frame) * record_stride));
+                groups[i] = grid_size(s, frame_address(ctx, record_slot, (r % per_frame) * record_stride), raised);
             }
             mine += groups[i];
         }
+        // The scan below may wrap; this total says when it did.
+        held(atomicAdd(node_total, mine), mine);
         uint chunk_total;
         uint start = running_total + workgroup_inclusive_scan(mine, chunk_total) - mine;
         for (uint i = 0u; i < PER_INVOCATION; ++i) {
@@ -125,12 +158,17 @@ void grid_entries(GraphContextRef ctx, uint n) {
         }
         running_total += chunk_total;
     }
+    barrier();
+    bool past = over != 0u;
+    raised |= past ? STATUS_LEVEL_WORKGROUPS : 0u;
     if (raised != 0u) {
         atomicOr(plan_status, raised);
     }
     if (t == 0u) {
-        NodeDispatchRef(ctx.dispatches0)[n].workgroup_count = running_total;
+        NodeDispatchRef(ctx.dispatches0)[n].workgroup_count = past ? 0u : running_total;
     }
+    // The next node resets `over`.
+    barrier();
 }
 
 void main() {
@@ -163,7 +201,11 @@ void main() {
         // The next chunk's list overwrites this one.
         barrier();
     }
-    // Phase 2 reads the workgroup counts of dynamic-grid bases.
+    // Phase 2 reads the workgroup counts of dynamic-grid bases, and counts
+    // the level's total afresh.
+    if (t == 0u) {
+        over = 0u;
+    }
     memoryBarrierBuffer();
     barrier();
     for (uint n = t; n < node_count; n += SCAN_SIZE) {
@@ -173,10 +215,15 @@ void main() {
         uint records = counts.w[src];
         uint groups = 0u;
         if (s.mode == SCHEDULE_STATIC) {
-            groups = records * s.static_groups;
+            uint64_t wide = uint64_t(records) * uint64_t(s.static_groups);
+            bool within = wide <= uint64_t(MAX_LEVEL_WORKGROUPS);
+            if (!within) {
+                atomicOr(plan_status, STATUS_LEVEL_WORKGROUPS);
+            }
+            groups = within ? uint(wide) : 0u;
         } else if (s.mode == SCHEDULE_BATCHED) {
             uint per = max(s.records_per_workgroup, 1u);
-            groups = (records + per - 1u) / per;
+            groups = records / per + (records % per != 0u ? 1u : 0u);
         } else if (s.mode == SCHEDULE_DYNAMIC) {
             // Written by phase 1 for n itself, or for the base it shares
             // with (whose entries it reads); a base that is not a dynamic
@@ -198,13 +245,27 @@ void main() {
         d.status = pc.status;
         // Mesh nodes are drawn, not launched: their workgroups never count done.
         uint mine = (s.flags & SCHEDULE_FLAG_MESH) != 0u ? 0u : split.x * split.y * split.z;
-        d.workgroup_base = atomicAdd(launched, mine);
+        d.workgroup_base = held(atomicAdd(launched, mine), mine);
     }
     // Every count has been read (sharers' bases included), the level's total
     // and the status are final.
     memoryBarrierBuffer();
     barrier();
-    uint total = launched;
+    // Launches that together pass what a level launches: none of them runs.
+    bool past = over != 0u;
+    if (past) {
+        for (uint n = t; n < node_count; n += SCAN_SIZE) {
+            NodeDispatchRef d = dispatches[n];
+            d.indirect_x = 0u;
+            d.workgroup_count = 0u;
+            d.record_count = 0u;
+        }
+        if (t == 0u) {
+            plan_status |= STATUS_LEVEL_WORKGROUPS;
+        }
+        barrier();
+    }
+    uint total = past ? 0u : launched;
     uint status = plan_status;
     for (uint n = t; n < node_count; n += SCAN_SIZE) {
         NodeDispatchRef d = dispatches[n];

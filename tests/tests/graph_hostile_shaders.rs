@@ -198,3 +198,31 @@ fn empty_grids_among_valid_ones_run_nothing() {
         h.still_works();
     });
 }
+
+/// Entry records in device memory (`vkCmdDispatchGraphIndirectAMDX`), which
+/// no host check sees: a grid past the entry's NodeMaxDispatchGrid(8, 4, 1)
+/// and one of 65536 x 65536 among valid ones. The entry pass drops them.
+#[test]
+fn device_entry_grids_past_their_limits_are_dropped_and_reported() {
+    with_graph(None, |h| {
+        let records: Vec<u32> =
+            [[2, 1, 1, 1], [9, 1, 1, 2], [8, 4, 1, 3], [65536, 65536, 1, 4]].into_iter().flatten().collect();
+        let outcome = h.dispatch_device("dyn_entry", &records, 16);
+        assert_eq!(outcome.out, words(&[(1, 2), (3, 32)]), "the valid grids run exactly, the others not at all");
+        outcome.reported(&["while reading the dispatch's inputs", "MaxNumWorkgroupsAMDX", "dropped"]);
+        h.still_works();
+    });
+}
+
+/// Device-side entry records within their limits run exactly, and nothing
+/// is reported: the entry pass's checks drop nothing valid.
+#[test]
+fn device_entry_grids_within_limits_run_exactly() {
+    with_graph(None, |h| {
+        let records: Vec<u32> = (0..200).flat_map(|_| [8, 4, 1, 5]).collect();
+        let outcome = h.dispatch_device("dyn_entry", &records, 16);
+        assert_eq!(outcome.out, words(&[(5, 6400)]));
+        assert_eq!(outcome.reports, Vec::<String>::new());
+        h.still_works();
+    });
+}

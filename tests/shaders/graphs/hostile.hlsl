@@ -23,6 +23,9 @@
 //             one record to itself, at every depth (past the limit too).
 //   batch     coalescing, MaxRecords(4), 4 threads: Out[inputs[0].tag + t]
 //             = inputs[t + 2].value (past Count() from t = Count() - 2).
+//   dyn_entry entry with its grid in the record, NodeMaxDispatchGrid(8, 4, 1):
+//             Out[tag] += 1 per workgroup (its records come from device
+//             memory in the indirect tests, where no host checks them).
 
 RWStructuredBuffer<uint> Out : register(u0);
 
@@ -127,3 +130,6 @@ void deep(ThreadNodeInputRecord<DeepRec> r, [MaxRecords(1)] [NodeID("deep")] Nod
 void batch([MaxRecords(4)] GroupNodeInputRecords<Item> inputs, uint t : SV_GroupIndex) {
     Out[inputs[0].tag + t] = inputs[t + 2].value;
 }
+
+[Shader("node")] [NodeLaunch("broadcasting")] [NodeIsProgramEntry] [NodeMaxDispatchGrid(8, 4, 1)] [NumThreads(1, 1, 1)]
+void dyn_entry(DispatchNodeInputRecord<GridRec> r) { InterlockedAdd(Out[r.Get().tag], 1); }

@@ -18,7 +18,7 @@ const HOSTILE: &[u8] = include_bytes!("../../shaders/graphs/hostile.spv");
 /// Every entry point of the module, one node each. DXC names a node after
 /// its entry point whatever its `NodeID`: the members of "member" are named
 /// by the application.
-const ENTRIES: [(&str, Option<(&str, u32)>); 14] = [
+const ENTRIES: [(&str, Option<(&str, u32)>); 15] = [
     ("grids", None),
     ("open", None),
     ("capped", None),
@@ -33,6 +33,7 @@ const ENTRIES: [(&str, Option<(&str, u32)>); 14] = [
     ("member2", Some(("member", 2))),
     ("deep", None),
     ("batch", None),
+    ("dyn_entry", None),
 ];
 
 /// Words of `Out` the nodes write (tags stay below it); the rest is a guard.
@@ -158,6 +159,43 @@ impl<'d> Hostile<'d> {
             self.dev.host_read_barrier(cb);
         });
         self.check_guards();
+        self.outcome()
+    }
+
+    /// One `vkCmdDispatchGraphIndirectAMDX` of `records` (words, `stride`
+    /// bytes each) into node `entry`, the info and the records in device
+    /// memory, where the host does not look at them: what it left.
+    pub fn dispatch_device(&self, entry: &str, records: &[u32], stride: u64) -> Outcome {
+        let mut out = vec![0; RESULT_WORDS];
+        out.resize(OUT_WORDS, PATTERN);
+        self.out.write_u32(&out).expect("clear");
+        let usage = vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS | vk::BufferUsageFlags::INDIRECT_BUFFER;
+        let payloads = self.dev.create_host_buffer(4 * records.len() as u64, usage).expect("payloads");
+        payloads.write_u32(records).expect("write payloads");
+        let node = self.graph.node_index(entry, 0).expect("node index");
+        let count = (4 * records.len() as u64 / stride) as u32;
+        let at = payloads.address.expect("address");
+        // VkDispatchGraphInfoAMDX: nodeIndex, payloadCount, payloads, payloadStride.
+        let info = [node, count, at as u32, (at >> 32) as u32, stride as u32, (stride >> 32) as u32];
+        let infos = self.dev.create_host_buffer(24, usage).expect("infos");
+        infos.write_u32(&info).expect("write infos");
+        let count_info = vk::DispatchGraphCountInfoAMDX {
+            count: 1,
+            infos: vk::DeviceOrHostAddressConstAMDX { device_address: infos.address.expect("address") },
+            stride: 24,
+        };
+        self.submit(|cb| {
+            self.graph.bind(cb, self.graph.pipeline);
+            // SAFETY: recording; the info and payloads live until the submission ends.
+            unsafe { (self.graph.fns.dispatch_indirect)(cb, self.scratch, self.size, &count_info) };
+            self.dev.host_read_barrier(cb);
+        });
+        self.check_guards();
+        self.outcome()
+    }
+
+    /// `Out`'s result words and the reports since the last outcome.
+    fn outcome(&self) -> Outcome {
         let all = self.inst.log().tolerated();
         // Validation 1.3.239's word on the layer-settings structure is
         // tolerated too (see `InstanceOptions`): not a report.
