@@ -2,10 +2,11 @@
 //! `VK_AMDX_shader_enqueue` (revision 2) on drivers without it and runs
 //! execution graphs on plain compute.
 //!
-//! Only [`ffi`] touches raw pointers: each hook turns the loader's arguments
-//! into references, looks up its [`device`] (or instance in [`state`]),
-//! calls safe code and converts the result. Everything else is ordinary
-//! safe Rust.
+//! Only [`ffi`] touches the application's raw pointers: each hook turns the
+//! loader's arguments into references, looks up its [`device`] (or instance
+//! in [`state`]), calls safe code and converts the result. The runtime
+//! calls the driver through the safe façade in [`dispatch`], which states
+//! each driver call once. Everything else is ordinary safe Rust.
 //!
 //! # Layers
 //!
@@ -23,8 +24,9 @@
 //!    [`device`].
 //! 4. [`state`]: plain data: instances and physical-device facts, handle
 //!    maps, the command-buffer shadow, pipeline layout info.
-//! 5. The bottom: [`dispatch`], [`settings`], [`advertise`], [`spirv_scan`]
-//!    and [`mapped`], which name none of the above.
+//! 5. The bottom: [`dispatch`] (with its [`mapped`](dispatch::mapped)
+//!    buffers), [`settings`], [`advertise`] and [`spirv_scan`], which name
+//!    none of the above.
 #![deny(unsafe_op_in_unsafe_fn)]
 // The crate's API is the C ABI of its exports; these docs are for the
 // layer's developers and are built with `--document-private-items`, where
@@ -42,7 +44,6 @@ mod device;
 mod dispatch;
 mod ffi;
 mod graph;
-mod mapped;
 pub mod settings;
 pub mod spirv_scan;
 mod state;

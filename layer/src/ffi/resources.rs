@@ -10,7 +10,7 @@ use super::lookup::device_of;
 use super::{c_str, slice};
 use crate::amdx;
 use crate::device::{DeviceState, ScratchBuffer};
-use crate::graph::mesh::create_mesh_node;
+use crate::graph::mesh::{create_mesh_node, MeshCreateInfo};
 use crate::graph::stage::NodeStage;
 use crate::spirv_scan::{declares_shader_enqueue, PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
 use crate::state::pipeline_layout::PipelineLayoutInfo;
@@ -437,7 +437,15 @@ unsafe fn create_one_mesh_node(
     copy.flags = vk::PipelineCreateFlags::from_raw(flags as u32);
     copy.p_next = chain.link();
     let layout_info = state.pipeline_layout(copy.layout);
-    match create_mesh_node(state, cache, &copy, &layout_info, mesh_index, &stage) {
+    // SAFETY: the create info's dynamic state info, when given.
+    let dynamic = unsafe { info.p_dynamic_state.as_ref() };
+    let dynamic_states = match dynamic.filter(|d| !d.p_dynamic_states.is_null()) {
+        // SAFETY: `dynamic_state_count` states.
+        Some(d) => unsafe { slice(d.p_dynamic_states, d.dynamic_state_count) }.to_vec(),
+        None => Vec::new(),
+    };
+    let create = MeshCreateInfo { info: &copy, stages, dynamic_states };
+    match create_mesh_node(state, cache, create, &layout_info, mesh_index, &stage) {
         Ok(mesh) => {
             let pipeline = mesh.pipeline;
             tracing::debug!("mesh node {:?} kept as {pipeline:?}", stage.entry_point);

@@ -9,6 +9,8 @@
 use super::gpu::Gpu;
 use super::profile::{Pass, Recording};
 use super::scratch::ScratchTarget;
+use crate::dispatch::commands::DescriptorWrite;
+use crate::dispatch::DeviceDispatch;
 use crate::state::command_buffer::{
     BindPointState, OpenPass, PushedSet, RenderPassInstance, RenderingAttachment, RenderingInstance, Shadow,
 };
@@ -36,7 +38,7 @@ impl Recorder<'_> {
     pub(super) fn pass<R>(&self, pass: impl FnOnce() -> Pass, f: impl FnOnce() -> R) -> R {
         let result = f();
         if let Some(profile) = self.profile {
-            profile.end_pass(self.fp(), self.cb, pass());
+            profile.end_pass(self.vk(), self.cb, pass());
         }
         result
     }
@@ -46,8 +48,9 @@ impl Recorder<'_> {
         self.pass(|| Pass::new("barrier", level), || self.compute_barrier());
     }
 
-    pub(super) fn fp(&self) -> &ash::DeviceFnV1_0 {
-        self.device.dispatch.fp.fp_v1_0()
+    /// The driver façade of the device.
+    pub(super) fn vk(&self) -> &DeviceDispatch {
+        &self.device.dispatch
     }
 
     /// Writes `bytes` (padded to 4) at `offset` from the scratch address.
@@ -62,24 +65,14 @@ impl Recorder<'_> {
         };
         for (i, chunk) in bytes.chunks(UPDATE_CHUNK).enumerate() {
             let at = self.target.offset + offset + (i * UPDATE_CHUNK) as u64;
-            // SAFETY: recording into the application's command buffer; the
-            // range lies inside the scratch buffer (checked by the caller).
-            unsafe {
-                (self.fp().cmd_update_buffer)(
-                    self.cb,
-                    self.target.buffer,
-                    at,
-                    chunk.len() as u64,
-                    chunk.as_ptr().cast(),
-                )
-            };
+            // The range lies inside the scratch buffer (checked by the caller).
+            self.vk().cmd_update_buffer(self.cb, self.target.buffer, at, chunk);
         }
     }
 
     pub(super) fn fill_zero(&self, offset: u64, size: u64) {
         if size > 0 {
-            // SAFETY: as for `update`.
-            unsafe { (self.fp().cmd_fill_buffer)(self.cb, self.target.buffer, self.target.offset + offset, size, 0) };
+            self.vk().cmd_fill_buffer(self.cb, self.target.buffer, self.target.offset + offset, size, 0);
         }
     }
 
@@ -91,21 +84,7 @@ impl Recorder<'_> {
         dst: vk::AccessFlags,
     ) {
         let barrier = vk::MemoryBarrier::default().src_access_mask(src).dst_access_mask(dst);
-        // SAFETY: a global memory barrier in the application's command buffer.
-        unsafe {
-            (self.fp().cmd_pipeline_barrier)(
-                self.cb,
-                src_stage,
-                dst_stage,
-                vk::DependencyFlags::empty(),
-                1,
-                &barrier,
-                0,
-                std::ptr::null(),
-                0,
-                std::ptr::null(),
-            )
-        };
+        self.vk().cmd_memory_barrier(self.cb, src_stage, dst_stage, &barrier);
     }
 
     /// Compute writes (kernels, meta passes) before compute and indirect
@@ -210,8 +189,7 @@ impl Recorder<'_> {
     }
 
     pub(super) fn bind_at(&self, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) {
-        // SAFETY: recording.
-        unsafe { (self.fp().cmd_bind_pipeline)(self.cb, point, pipeline) };
+        self.vk().cmd_bind_pipeline(self.cb, point, pipeline);
     }
 
     pub(super) fn push<T: Copy>(&self, layout: vk::PipelineLayout, offset: u32, value: &T) {
@@ -227,33 +205,19 @@ impl Recorder<'_> {
         offset: u32,
         value: &T,
     ) {
-        // SAFETY: `value` is plain data of `size_of::<T>()` bytes.
-        unsafe {
-            (self.fp().cmd_push_constants)(
-                self.cb,
-                layout,
-                stages,
-                offset,
-                std::mem::size_of::<T>() as u32,
-                (value as *const T).cast(),
-            )
-        };
+        self.vk().cmd_push_constants_of(self.cb, layout, stages, offset, value);
     }
 
     pub(super) fn dispatch_indirect(&self, offset: u64) {
-        // SAFETY: recording; the arguments lie inside the scratch buffer.
-        unsafe { (self.fp().cmd_dispatch_indirect)(self.cb, self.target.buffer, self.target.offset + offset) };
+        // The arguments lie inside the scratch buffer.
+        self.vk().cmd_dispatch_indirect(self.cb, self.target.buffer, self.target.offset + offset);
     }
 
     /// One mesh-task draw whose arguments lie at `offset` from the scratch
     /// address (a `NodeDispatch`'s first words).
     pub(super) fn draw_mesh_indirect(&self, offset: u64) {
-        let Some(mesh) = &self.device.dispatch.mesh_shader else { return };
-        // SAFETY: recording inside a rendering instance; the arguments lie
-        // inside the scratch buffer.
-        unsafe {
-            (mesh.cmd_draw_mesh_tasks_indirect_ext)(self.cb, self.target.buffer, self.target.offset + offset, 1, 0)
-        };
+        // Inside a rendering instance; the arguments lie inside the scratch buffer.
+        self.vk().cmd_draw_mesh_tasks_indirect(self.cb, self.target.buffer, self.target.offset + offset, 1, 0);
     }
 
     /// Begins a part of the application's render pass instance: `last` is
@@ -271,8 +235,8 @@ impl Recorder<'_> {
     pub(super) fn end_part(&self, pass: OpenPass<'_>) {
         match pass {
             OpenPass::Dynamic(_) => self.end_rendering(),
-            // SAFETY: recording inside a render pass instance of one subpass.
-            OpenPass::Object(_) => unsafe { (self.fp().cmd_end_render_pass)(self.cb) },
+            // Inside a render pass instance of one subpass.
+            OpenPass::Object(_) => self.vk().cmd_end_render_pass(self.cb),
         }
     }
 
@@ -286,13 +250,15 @@ impl Recorder<'_> {
             info = info.push_next(&mut views);
         }
         let contents = if last { instance.contents } else { vk::SubpassContents::INLINE };
-        // SAFETY: recording outside a render pass; the resume pass is
-        // compatible with the application's and loads (clears nothing).
-        unsafe { (self.fp().cmd_begin_render_pass)(self.cb, &info, contents) };
+        // Outside a render pass; the resume pass is compatible with the
+        // application's and loads (clears nothing).
+        self.vk().cmd_begin_render_pass(self.cb, &info, contents);
     }
 
     fn begin_rendering(&self, instance: &RenderingInstance, last: bool) {
-        let Some(fns) = self.device.dispatch.rendering else { return };
+        if self.vk().rendering.is_none() {
+            return;
+        }
         let attachment = |a: &RenderingAttachment| {
             let mut info = vk::RenderingAttachmentInfo::default()
                 .image_view(a.image_view)
@@ -326,14 +292,11 @@ impl Recorder<'_> {
         if let Some(s) = &stencil {
             info = info.stencil_attachment(s);
         }
-        // SAFETY: recording; every array lives across the call.
-        unsafe { (fns.begin)(self.cb, &info) };
+        self.vk().cmd_begin_rendering(self.cb, &info);
     }
 
     fn end_rendering(&self) {
-        let Some(fns) = self.device.dispatch.rendering else { return };
-        // SAFETY: recording inside a rendering instance.
-        unsafe { (fns.end)(self.cb) };
+        self.vk().cmd_end_rendering(self.cb);
     }
 
     /// The application's part of its rendering instance ended (suspended
@@ -366,39 +329,32 @@ impl Recorder<'_> {
     }
 
     pub(super) fn dispatch_xyz(&self, x: u32, y: u32, z: u32) {
-        // SAFETY: recording.
-        unsafe { (self.fp().cmd_dispatch)(self.cb, x, y, z) };
+        self.vk().cmd_dispatch(self.cb, x, y, z);
     }
 
     /// One mesh-task draw of `groups` workgroups.
     pub(super) fn draw_mesh(&self, [x, y, z]: [u32; 3]) {
-        let Some(mesh) = &self.device.dispatch.mesh_shader else { return };
-        // SAFETY: recording inside a rendering instance.
-        unsafe { (mesh.cmd_draw_mesh_tasks_ext)(self.cb, x, y, z) };
+        // Inside a rendering instance.
+        self.vk().cmd_draw_mesh_tasks(self.cb, x, y, z);
     }
 
     /// Copies `regions` from the scratch buffer to `dst`.
     pub(super) fn copy_to(&self, dst: vk::Buffer, regions: &[vk::BufferCopy]) {
         if !regions.is_empty() {
-            // SAFETY: recording; every range lies inside its buffer (the caller's).
-            unsafe {
-                (self.fp().cmd_copy_buffer)(self.cb, self.target.buffer, dst, regions.len() as u32, regions.as_ptr())
-            };
+            // Every range lies inside its buffer (the caller's).
+            self.vk().cmd_copy_buffer(self.cb, self.target.buffer, dst, regions);
         }
     }
 
     pub(super) fn label<R>(&self, name: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
-        let Some(debug) = &self.device.dispatch.debug_utils else { return f() };
-        if self.device.instance.settings.without_labels {
+        if self.vk().debug_utils.is_none() || self.device.instance.settings.without_labels {
             return f();
         }
         let name = CString::new(name()).unwrap_or_default();
         let label = vk::DebugUtilsLabelEXT::default().label_name(&name);
-        // SAFETY: recording; the label lives across the call.
-        unsafe { (debug.cmd_begin_debug_utils_label_ext)(self.cb, &label) };
+        self.vk().cmd_begin_label(self.cb, &label);
         let result = f();
-        // SAFETY: closes the label opened above.
-        unsafe { (debug.cmd_end_debug_utils_label_ext)(self.cb) };
+        self.vk().cmd_end_label(self.cb);
         result
     }
 
@@ -418,19 +374,15 @@ impl Recorder<'_> {
         for (index, bound) in state.sets.iter().enumerate() {
             if let Some(bound) = bound {
                 let layout = layout.unwrap_or(bound.layout);
-                // SAFETY: recording with the application's own set handles.
-                unsafe {
-                    (self.fp().cmd_bind_descriptor_sets)(
-                        self.cb,
-                        point,
-                        layout,
-                        index as u32,
-                        1,
-                        &bound.set,
-                        bound.dynamic_offsets.len() as u32,
-                        bound.dynamic_offsets.as_ptr(),
-                    )
-                };
+                // The application's own set handles.
+                self.vk().cmd_bind_descriptor_sets(
+                    self.cb,
+                    point,
+                    layout,
+                    index as u32,
+                    std::slice::from_ref(&bound.set),
+                    &bound.dynamic_offsets,
+                );
             }
         }
         for (index, pushed) in state.pushed_sets.iter().enumerate() {
@@ -449,35 +401,30 @@ impl Recorder<'_> {
         state: &BindPointState,
         layout: Option<vk::PipelineLayout>,
     ) {
-        let Some(db) = &self.device.dispatch.descriptor_buffer else { return };
+        if self.vk().descriptor_buffer.is_none() {
+            return;
+        }
         for (index, bound) in state.buffer_offsets.iter().enumerate() {
             if let Some(b) = bound {
-                // SAFETY: recording with the application's own offsets; the
-                // arrays live across the call.
-                unsafe {
-                    (db.cmd_set_descriptor_buffer_offsets_ext)(
-                        self.cb,
-                        point,
-                        layout.unwrap_or(b.layout),
-                        index as u32,
-                        1,
-                        &b.buffer_index,
-                        &b.offset,
-                    )
-                };
+                // The application's own offsets.
+                self.vk().cmd_set_descriptor_buffer_offset(
+                    self.cb,
+                    point,
+                    layout.unwrap_or(b.layout),
+                    index as u32,
+                    b.buffer_index,
+                    b.offset,
+                );
             }
         }
         for (index, samplers) in state.embedded_samplers.iter().enumerate() {
             if let Some(set_layout) = samplers {
-                // SAFETY: recording; the application's layout.
-                unsafe {
-                    (db.cmd_bind_descriptor_buffer_embedded_samplers_ext)(
-                        self.cb,
-                        point,
-                        layout.unwrap_or(*set_layout),
-                        index as u32,
-                    )
-                };
+                self.vk().cmd_bind_descriptor_buffer_embedded_samplers(
+                    self.cb,
+                    point,
+                    layout.unwrap_or(*set_layout),
+                    index as u32,
+                );
             }
         }
     }
@@ -489,7 +436,9 @@ impl Recorder<'_> {
         set: u32,
         pushed: &PushedSet,
     ) {
-        let Some(f) = &self.device.dispatch.push_descriptor else { return };
+        if self.vk().push_descriptor.is_none() {
+            return;
+        }
         let infos: Vec<(Vec<vk::DescriptorImageInfo>, Vec<vk::DescriptorBufferInfo>)> = pushed
             .writes
             .iter()
@@ -510,26 +459,20 @@ impl Recorder<'_> {
                 )
             })
             .collect();
-        let writes: Vec<vk::WriteDescriptorSet> = pushed
+        let writes: Vec<DescriptorWrite<'_>> = pushed
             .writes
             .iter()
             .zip(&infos)
-            .map(|(w, (images, buffers))| {
-                let count = images.len().max(buffers.len()).max(w.texel_views.len()) as u32;
-                let mut write = vk::WriteDescriptorSet::default()
-                    .dst_binding(w.binding)
-                    .dst_array_element(w.array_element)
-                    .descriptor_type(w.descriptor_type);
-                write.descriptor_count = count;
-                write.p_image_info = if images.is_empty() { std::ptr::null() } else { images.as_ptr() };
-                write.p_buffer_info = if buffers.is_empty() { std::ptr::null() } else { buffers.as_ptr() };
-                write.p_texel_buffer_view =
-                    if w.texel_views.is_empty() { std::ptr::null() } else { w.texel_views.as_ptr() };
-                write
+            .map(|(w, (images, buffers))| DescriptorWrite {
+                binding: w.binding,
+                array_element: w.array_element,
+                descriptor_type: w.descriptor_type,
+                images,
+                buffers,
+                texel_views: &w.texel_views,
             })
             .collect();
-        // SAFETY: recording; every array lives across the call.
-        unsafe { (f.cmd_push_descriptor_set_khr)(self.cb, point, layout, set, writes.len() as u32, writes.as_ptr()) };
+        self.vk().cmd_push_descriptor_set(self.cb, point, layout, set, &writes);
     }
 
     /// Pushes the application's push-constant bytes again with `layout`
@@ -542,8 +485,7 @@ impl Recorder<'_> {
                 continue;
             }
             let bytes = &pc.bytes[offset as usize..(offset + size) as usize];
-            // SAFETY: recording; the bytes live across the call.
-            unsafe { (self.fp().cmd_push_constants)(self.cb, layout, stages, offset, size, bytes.as_ptr().cast()) };
+            self.vk().cmd_push_constants(self.cb, layout, stages, offset, bytes);
         }
     }
 }
@@ -555,14 +497,11 @@ impl Recorder<'_> {
 /// Push constants are shared with compute ([`restore_compute_state`]).
 pub(super) fn restore_graphics_state(r: &Recorder<'_>, cb_state: &Shadow) {
     let viewports = cb_state.viewports();
-    // SAFETY: recording; the arrays live across the calls.
-    unsafe {
-        if !viewports.is_empty() {
-            (r.fp().cmd_set_viewport)(r.cb, 0, viewports.len() as u32, viewports.as_ptr());
-        }
-        if !cb_state.scissors.is_empty() {
-            (r.fp().cmd_set_scissor)(r.cb, 0, cb_state.scissors.len() as u32, cb_state.scissors.as_ptr());
-        }
+    if !viewports.is_empty() {
+        r.vk().cmd_set_viewports(r.cb, &viewports);
+    }
+    if !cb_state.scissors.is_empty() {
+        r.vk().cmd_set_scissors(r.cb, &cb_state.scissors);
     }
     let graphics = &cb_state.graphics;
     if graphics.pipeline != vk::Pipeline::null() {

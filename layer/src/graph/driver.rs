@@ -9,12 +9,9 @@ use crate::spirv_scan::{PLACEHOLDER_ENTRY_POINT, PLACEHOLDER_KERNEL};
 use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
 
-pub(crate) fn check(call: &'static str, result: vk::Result) -> Result<(), GraphError> {
-    if result == vk::Result::SUCCESS {
-        Ok(())
-    } else {
-        Err(GraphError::Vulkan { call, result })
-    }
+/// The driver's error `result` of `call`.
+pub(crate) fn vulkan(call: &'static str, result: vk::Result) -> GraphError {
+    GraphError::Vulkan { call, result }
 }
 
 /// A driver pipeline and the driver's creation feedback for it.
@@ -43,13 +40,8 @@ pub(crate) fn compiled_pipeline(
     layout: vk::PipelineLayout,
     spec: Option<&vk::SpecializationInfo<'_>>,
 ) -> Result<Compiled, GraphError> {
-    let fp = device.dispatch.fp.fp_v1_0();
-    let module_info = vk::ShaderModuleCreateInfo::default().code(words);
-    let mut module = vk::ShaderModule::null();
-    // SAFETY: valid device and create info.
-    check("vkCreateShaderModule", unsafe {
-        (fp.create_shader_module)(device.handle(), &module_info, std::ptr::null(), &mut module)
-    })?;
+    let vk = &device.dispatch;
+    let module = vk.create_shader_module(words).map_err(|result| vulkan("vkCreateShaderModule", result))?;
     let mut stage =
         vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(entry);
     if let Some(spec) = spec {
@@ -57,65 +49,29 @@ pub(crate) fn compiled_pipeline(
     }
     let mut feedback = vk::PipelineCreationFeedback::default();
     let mut feedback_info = vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
-    let stats = device.dispatch.executable_properties.as_ref();
-    let flags = if stats.is_some() { flags | vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR } else { flags };
+    let stats = vk.executable_properties.is_some();
+    let flags = if stats { flags | vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR } else { flags };
     let mut info = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(layout);
     // Core 1.3: not for an application that asked for an older version.
     if device.physical.creation_feedback {
         info = info.push_next(&mut feedback_info);
     }
-    let mut pipeline = vk::Pipeline::null();
-    // SAFETY: valid device, cache and create info.
-    let result =
-        unsafe { (fp.create_compute_pipelines)(device.handle(), cache, 1, &info, std::ptr::null(), &mut pipeline) };
-    // SAFETY: the module is ours and no longer needed.
-    unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
-    check("vkCreateComputePipelines", result)?;
-    let statistics = stats.map(|fns| executable_statistics(device, fns, pipeline));
+    let result = vk.create_compute_pipeline(cache, &info);
+    // The module is ours and no longer needed.
+    vk.destroy_shader_module(module);
+    let pipeline = result.map_err(|result| vulkan("vkCreateComputePipelines", result))?;
+    let statistics = stats.then(|| executable_statistics(device, pipeline));
     Ok(Compiled { pipeline, feedback: feedback.flags, statistics })
 }
 
 /// The driver's statistics of `pipeline`'s first executable, as
 /// `name = value` pairs (`VK_KHR_pipeline_executable_properties`).
-fn executable_statistics(
-    device: &Gpu,
-    fns: &ash::khr::pipeline_executable_properties::DeviceFn,
-    pipeline: vk::Pipeline,
-) -> String {
-    let info = vk::PipelineExecutableInfoKHR::default().pipeline(pipeline).executable_index(0);
-    let mut count = 0u32;
-    // SAFETY: a pipeline created with CAPTURE_STATISTICS; the two-call idiom.
-    let result = unsafe {
-        (fns.get_pipeline_executable_statistics_khr)(device.handle(), &info, &mut count, std::ptr::null_mut())
-    };
-    if result != vk::Result::SUCCESS {
-        return format!("no statistics ({result:?})");
+fn executable_statistics(device: &Gpu, pipeline: vk::Pipeline) -> String {
+    match device.dispatch.pipeline_executable_statistics(pipeline) {
+        Some(Ok(stats)) => stats.iter().map(|(name, value)| format!("{name} = {value}")).collect::<Vec<_>>().join(", "),
+        Some(Err(result)) => format!("no statistics ({result:?})"),
+        None => String::new(),
     }
-    let mut stats = vec![vk::PipelineExecutableStatisticKHR::default(); count as usize];
-    // SAFETY: as above, with room for `count` statistics.
-    let result =
-        unsafe { (fns.get_pipeline_executable_statistics_khr)(device.handle(), &info, &mut count, stats.as_mut_ptr()) };
-    if result != vk::Result::SUCCESS && result != vk::Result::INCOMPLETE {
-        return format!("no statistics ({result:?})");
-    }
-    stats
-        .iter()
-        .take(count as usize)
-        .map(|s| {
-            let name = s.name_as_c_str().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            // SAFETY: the union member `format` names.
-            let value = unsafe {
-                match s.format {
-                    vk::PipelineExecutableStatisticFormatKHR::BOOL32 => s.value.b32.to_string(),
-                    vk::PipelineExecutableStatisticFormatKHR::INT64 => s.value.i64.to_string(),
-                    vk::PipelineExecutableStatisticFormatKHR::UINT64 => s.value.u64.to_string(),
-                    _ => s.value.f64.to_string(),
-                }
-            };
-            format!("{name} = {value}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A driver pipeline running the empty kernel: the handle an application
@@ -167,10 +123,7 @@ pub(crate) fn node_layout(
         }
     };
     let create = vk::PipelineLayoutCreateInfo::default().set_layouts(&info.set_layouts).push_constant_ranges(&ranges);
-    let mut layout = vk::PipelineLayout::null();
-    // SAFETY: valid device and create info.
-    check("vkCreatePipelineLayout", unsafe {
-        (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(device.handle(), &create, std::ptr::null(), &mut layout)
-    })?;
+    let layout =
+        device.dispatch.create_pipeline_layout(&create).map_err(|result| vulkan("vkCreatePipelineLayout", result))?;
     Ok(NodeLayout { layout, push_offset, push_stages })
 }

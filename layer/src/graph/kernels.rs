@@ -185,10 +185,9 @@ impl<'a> KernelCache<'a> {
 
 impl Drop for KernelCache<'_> {
     fn drop(&mut self) {
-        let fp = self.device.dispatch.fp.fp_v1_0();
         for &p in &self.pipelines {
-            // SAFETY: created for the graph under construction, never handed out.
-            unsafe { (fp.destroy_pipeline)(self.device.handle(), p, std::ptr::null()) };
+            // Created for the graph under construction, never handed out.
+            self.device.dispatch.destroy_pipeline(p);
         }
     }
 }

@@ -9,7 +9,7 @@
 //! with `vkCmdDrawMeshTasksIndirectEXT` on the node's `NodeDispatch` (see
 //! `record`).
 
-use super::driver::{node_layout, NodeLayout};
+use super::driver::{node_layout, vulkan, NodeLayout};
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use super::stage::{spec_map, MeshNode, NodeStage};
@@ -18,14 +18,22 @@ use ash::vk;
 use spirv_lowering::{LowerOptions, ParsedModule};
 use std::sync::Arc;
 
+/// The application's graphics pipeline create info of a mesh node, as
+/// `ffi` read it: `info` with its flags and `pNext` chain already made fit
+/// for the driver (no library or execution-graph flag; passed down as it
+/// is, never read here), its `stages` and its dynamic states.
+pub(crate) struct MeshCreateInfo<'a> {
+    pub info: &'a vk::GraphicsPipelineCreateInfo<'a>,
+    pub stages: &'a [vk::PipelineShaderStageCreateInfo<'a>],
+    pub dynamic_states: Vec<vk::DynamicState>,
+}
+
 /// Creates the mesh node of `stage` (the create info's stage `mesh_index`):
-/// `info` is the application's create info with its flags and `pNext` chain
-/// already made fit for the driver (no library or execution-graph flag),
-/// `layout_info` what the layer recorded of its `layout`.
+/// `layout_info` is what the layer recorded of the create info's `layout`.
 pub(crate) fn create_mesh_node(
     device: &Gpu,
     cache: vk::PipelineCache,
-    info: &vk::GraphicsPipelineCreateInfo<'_>,
+    create: MeshCreateInfo<'_>,
     layout_info: &PipelineLayoutInfo,
     mesh_index: usize,
     stage: &NodeStage,
@@ -49,10 +57,8 @@ pub(crate) fn create_mesh_node(
     }
     let NodeLayout { layout, push_offset, push_stages } =
         node_layout(device, layout_info, vk::ShaderStageFlags::MESH_EXT)?;
-    let destroy_layout = || {
-        // SAFETY: created above, never handed out.
-        unsafe { (device.dispatch.fp.fp_v1_0().destroy_pipeline_layout)(device.handle(), layout, std::ptr::null()) };
-    };
+    // Created above, never handed out.
+    let destroy_layout = || device.dispatch.destroy_pipeline_layout(layout);
     let shader_index = if stage.node_index == crate::amdx::SHADER_INDEX_UNUSED {
         info_of_entry.shader_index
     } else {
@@ -85,29 +91,16 @@ pub(crate) fn create_mesh_node(
             }
         },
     };
-    match compile(device, cache, info, mesh_index, &lowered.words, layout) {
-        Ok(pipeline) => {
-            // SAFETY: the application's dynamic state info, when given.
-            let dynamic = unsafe { info.p_dynamic_state.as_ref() }.filter(|d| !d.p_dynamic_states.is_null());
-            let dynamic_states = match dynamic {
-                Some(d) => {
-                    // SAFETY: `dynamic_state_count` states.
-                    let states =
-                        unsafe { std::slice::from_raw_parts(d.p_dynamic_states, d.dynamic_state_count as usize) };
-                    states.to_vec()
-                }
-                None => Vec::new(),
-            };
-            Ok(MeshNode {
-                pipeline,
-                layout,
-                push_offset,
-                push_stages,
-                info: lowered.info.clone(),
-                records_per_workgroup: lowered.records_per_workgroup,
-                dynamic_states,
-            })
-        }
+    match compile(device, cache, &create, mesh_index, &lowered.words, layout) {
+        Ok(pipeline) => Ok(MeshNode {
+            pipeline,
+            layout,
+            push_offset,
+            push_stages,
+            info: lowered.info.clone(),
+            records_per_workgroup: lowered.records_per_workgroup,
+            dynamic_states: create.dynamic_states,
+        }),
         Err(e) => {
             destroy_layout();
             Err(e)
@@ -120,37 +113,20 @@ pub(crate) fn create_mesh_node(
 fn compile(
     device: &Gpu,
     cache: vk::PipelineCache,
-    info: &vk::GraphicsPipelineCreateInfo<'_>,
+    create: &MeshCreateInfo<'_>,
     mesh_index: usize,
     words: &[u32],
     layout: vk::PipelineLayout,
 ) -> Result<vk::Pipeline, GraphError> {
-    let fp = device.dispatch.fp.fp_v1_0();
-    let module_info = vk::ShaderModuleCreateInfo::default().code(words);
-    let mut module = vk::ShaderModule::null();
-    // SAFETY: valid device and create info.
-    let result = unsafe { (fp.create_shader_module)(device.handle(), &module_info, std::ptr::null(), &mut module) };
-    if result != vk::Result::SUCCESS {
-        return Err(GraphError::Vulkan { call: "vkCreateShaderModule", result });
-    }
-    // SAFETY: the application's stage array of `stage_count` elements.
-    let mut stages: Vec<vk::PipelineShaderStageCreateInfo<'_>> =
-        unsafe { std::slice::from_raw_parts(info.p_stages, info.stage_count as usize) }.to_vec();
+    let vk = &device.dispatch;
+    let module = vk.create_shader_module(words).map_err(|result| vulkan("vkCreateShaderModule", result))?;
+    let mut stages = create.stages.to_vec();
     let mesh = &mut stages[mesh_index];
     mesh.module = module;
     // The node create info and any inline code are the layer's business, not the driver's.
     mesh.p_next = std::ptr::null();
-    let mut copy = *info;
-    copy.p_stages = stages.as_ptr();
-    copy.layout = layout;
-    let mut pipeline = vk::Pipeline::null();
-    // SAFETY: `copy`, its stages and the module live across the call.
-    let result =
-        unsafe { (fp.create_graphics_pipelines)(device.handle(), cache, 1, &copy, std::ptr::null(), &mut pipeline) };
-    // SAFETY: the layer's module, no longer needed.
-    unsafe { (fp.destroy_shader_module)(device.handle(), module, std::ptr::null()) };
-    if result != vk::Result::SUCCESS {
-        return Err(GraphError::Vulkan { call: "vkCreateGraphicsPipelines", result });
-    }
-    Ok(pipeline)
+    let result = vk.create_graphics_pipeline(cache, create.info, &stages, layout);
+    // The layer's module, no longer needed.
+    vk.destroy_shader_module(module);
+    result.map_err(|result| vulkan("vkCreateGraphicsPipelines", result))
 }

@@ -5,7 +5,7 @@
 //! real driver pipeline (an empty kernel), so debug names and the like work.
 //! The meta pipelines are created once per device.
 
-use super::driver::{check, compiled_pipeline, node_layout, placeholder_pipeline, NodeLayout};
+use super::driver::{compiled_pipeline, node_layout, placeholder_pipeline, vulkan, NodeLayout};
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use super::kernels::KernelCache;
@@ -345,9 +345,8 @@ struct LayoutGuard<'a> {
 
 impl Drop for LayoutGuard<'_> {
     fn drop(&mut self) {
-        let fp = self.device.dispatch.fp.fp_v1_0();
-        // SAFETY: created for this graph, never handed out.
-        unsafe { (fp.destroy_pipeline_layout)(self.device.handle(), self.layout, std::ptr::null()) };
+        // Created for this graph, never handed out.
+        self.device.dispatch.destroy_pipeline_layout(self.layout);
     }
 }
 
@@ -365,16 +364,12 @@ impl GraphPipeline {
 
     /// Destroys every driver object of the graph (the handle included).
     pub fn destroy(&self, device: &Gpu) {
-        let fp = device.dispatch.fp.fp_v1_0();
+        let vk = &device.dispatch;
         for &kernel in &self.kernels {
-            // SAFETY: the graph's own pipelines.
-            unsafe { (fp.destroy_pipeline)(device.handle(), kernel, std::ptr::null()) };
+            vk.destroy_pipeline(kernel);
         }
-        // SAFETY: the graph's own objects.
-        unsafe {
-            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
-            (fp.destroy_pipeline)(device.handle(), self.handle, std::ptr::null());
-        }
+        vk.destroy_pipeline_layout(self.layout);
+        vk.destroy_pipeline(self.handle);
     }
 }
 
@@ -386,16 +381,10 @@ impl MetaPipelines {
         let range =
             vk::PushConstantRange { stage_flags: vk::ShaderStageFlags::COMPUTE, offset: 0, size: Self::PUSH_SIZE };
         let create = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(std::slice::from_ref(&range));
-        let mut layout = vk::PipelineLayout::null();
-        // SAFETY: valid device and create info.
-        check("vkCreatePipelineLayout", unsafe {
-            (device.dispatch.fp.fp_v1_0().create_pipeline_layout)(
-                device.handle(),
-                &create,
-                std::ptr::null(),
-                &mut layout,
-            )
-        })?;
+        let layout = device
+            .dispatch
+            .create_pipeline_layout(&create)
+            .map_err(|result| vulkan("vkCreatePipelineLayout", result))?;
         let mut made = MetaPipelines { layout, entry: vk::Pipeline::null(), plan: vk::Pipeline::null() };
         let cache = vk::PipelineCache::null();
         let result = (|| {
@@ -417,13 +406,10 @@ impl MetaPipelines {
     }
 
     pub fn destroy(&self, device: &Gpu) {
-        let fp = device.dispatch.fp.fp_v1_0();
-        // SAFETY: the layer's own objects (null handles are ignored).
-        unsafe {
-            for p in [self.entry, self.plan] {
-                (fp.destroy_pipeline)(device.handle(), p, std::ptr::null());
-            }
-            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
+        // The layer's own objects (null handles are ignored).
+        for p in [self.entry, self.plan] {
+            device.dispatch.destroy_pipeline(p);
         }
+        device.dispatch.destroy_pipeline_layout(self.layout);
     }
 }

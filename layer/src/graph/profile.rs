@@ -51,13 +51,7 @@ pub struct QueryRing {
 impl QueryRing {
     pub fn create(device: &DeviceDispatch) -> Result<Self, vk::Result> {
         let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(RING_QUERIES);
-        let mut pool = vk::QueryPool::null();
-        let fp = device.fp.fp_v1_0();
-        // SAFETY: valid device and create info.
-        let result = unsafe { (fp.create_query_pool)(device.fp.handle(), &info, std::ptr::null(), &mut pool) };
-        if result != vk::Result::SUCCESS {
-            return Err(result);
-        }
+        let pool = device.create_query_pool(&info)?;
         Ok(QueryRing { pool, next: 0 })
     }
 
@@ -75,8 +69,8 @@ impl QueryRing {
     }
 
     pub fn destroy(&self, device: &DeviceDispatch) {
-        // SAFETY: the device is idle at destruction; the pool is ours.
-        unsafe { (device.fp.fp_v1_0().destroy_query_pool)(device.fp.handle(), self.pool, std::ptr::null()) };
+        // The device is idle at destruction; the pool is ours.
+        device.destroy_query_pool(self.pool);
     }
 }
 
@@ -109,23 +103,21 @@ impl Recording {
     }
 
     /// Resets the range and writes the start timestamp.
-    pub fn begin(&self, fp: &ash::DeviceFnV1_0, cb: vk::CommandBuffer) {
-        // SAFETY: recording outside a render pass; the range is ours.
-        unsafe {
-            (fp.cmd_reset_query_pool)(cb, self.pool, self.first, self.capacity);
-            (fp.cmd_write_timestamp)(cb, vk::PipelineStageFlags::TOP_OF_PIPE, self.pool, self.first);
-        }
+    pub fn begin(&self, device: &DeviceDispatch, cb: vk::CommandBuffer) {
+        // Outside a render pass; the range is ours.
+        device.cmd_reset_query_pool(cb, self.pool, self.first, self.capacity);
+        device.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, self.pool, self.first);
     }
 
     /// Writes the timestamp that ends `pass` (dropped past the capacity).
-    pub fn end_pass(&self, fp: &ash::DeviceFnV1_0, cb: vk::CommandBuffer, pass: Pass) {
+    pub fn end_pass(&self, device: &DeviceDispatch, cb: vk::CommandBuffer, pass: Pass) {
         let mut passes = self.passes.borrow_mut();
         let index = passes.len() as u32 + 1;
         if index >= self.capacity {
             return;
         }
-        // SAFETY: recording; the query lies in the reserved range.
-        unsafe { (fp.cmd_write_timestamp)(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, self.pool, self.first + index) };
+        // The query lies in the reserved range.
+        device.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, self.pool, self.first + index);
         passes.push(pass);
     }
 
@@ -155,21 +147,8 @@ impl Slot {
     pub fn read(&self, device: &DeviceDispatch, timestamp_period: f32) -> Option<Timings> {
         let count = self.passes.len() + 1;
         let mut ticks = vec![0u64; count];
-        let fp = device.fp.fp_v1_0();
-        // SAFETY: the range is ours and its submission finished; `ticks`
-        // holds `count` 64-bit results.
-        let result = unsafe {
-            (fp.get_query_pool_results)(
-                device.fp.handle(),
-                self.pool,
-                self.first,
-                count as u32,
-                8 * count,
-                ticks.as_mut_ptr().cast(),
-                8,
-                vk::QueryResultFlags::TYPE_64,
-            )
-        };
+        // The range is ours and its submission finished.
+        let result = device.get_query_pool_results_u64(self.pool, self.first, &mut ticks);
         if result != vk::Result::SUCCESS {
             tracing::warn!("profile: timestamps unavailable ({result:?})");
             return None;

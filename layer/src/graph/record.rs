@@ -489,7 +489,7 @@ impl<'a> DispatchArgs<'a> {
             .map_err(|e| tracing::warn!("statistics memory unavailable ({e:?}): this dispatch is not counted"))
             .ok()?;
         block.zero(0, bytes);
-        Some((block, Statistics { host: block.host as usize, levels: named }))
+        Some((block, Statistics { host: block.host, levels: named }))
     }
 
     /// Timestamps for a dispatch running `levels`, when the `profile`
@@ -526,7 +526,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
         || format!("dispatch graph {:?}", graph.handle),
         || {
             if let Some(p) = &recording {
-                p.begin(run.r.fp(), run.r.cb);
+                p.begin(run.r.vk(), run.r.cb);
             }
             run.suspend_rendering();
             run.run_levels(&levels);
@@ -552,7 +552,7 @@ pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Res
         || format!("dispatch graph {:?} (indirect)", graph.handle),
         || {
             if let Some(p) = &recording {
-                p.begin(run.r.fp(), run.r.cb);
+                p.begin(run.r.vk(), run.r.cb);
             }
             run.suspend_rendering();
             run.r.label(|| "graph inputs".into(), || run.device_entries(source));

@@ -47,12 +47,9 @@ pub(crate) struct MeshNode {
 impl MeshNode {
     /// Destroys the driver objects (once no graph uses them).
     pub(crate) fn destroy(&self, device: &Gpu) {
-        let fp = device.dispatch.fp.fp_v1_0();
-        // SAFETY: the layer's own objects on this device.
-        unsafe {
-            (fp.destroy_pipeline)(device.handle(), self.pipeline, std::ptr::null());
-            (fp.destroy_pipeline_layout)(device.handle(), self.layout, std::ptr::null());
-        }
+        // The layer's own objects on this device.
+        device.dispatch.destroy_pipeline(self.pipeline);
+        device.dispatch.destroy_pipeline_layout(self.layout);
     }
 }
 

@@ -12,8 +12,8 @@
 //! do any of these while it is pending); then they go back to the device's
 //! free list for the next recording.
 
+use crate::dispatch::mapped::{HostRange, MappedBuffer};
 use crate::dispatch::DeviceDispatch;
-use crate::mapped::MappedBuffer;
 use ash::vk;
 use std::collections::HashMap;
 
@@ -24,49 +24,29 @@ const MIN_BLOCK: u64 = 64 << 10;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Reserved {
     pub buffer: vk::Buffer,
-    pub host: *mut u8,
+    /// The mapping, which the command buffer holds; the GPU reads it only
+    /// once submitted.
+    pub host: HostRange,
     pub address: u64,
-    /// Bytes of the mapping.
-    pub size: u64,
 }
 
 impl Reserved {
     /// Copies `data` to byte `offset` of the block; false (nothing written)
     /// when it does not fit.
     pub(crate) fn write(&self, offset: u64, data: &[u8]) -> bool {
-        if offset.checked_add(data.len() as u64).is_none_or(|end| end > self.size) {
-            return false;
-        }
-        // SAFETY: `offset + data.len() <= size`, inside the mapping, which
-        // the command buffer holds; the GPU reads it only once submitted.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.host.add(offset as usize), data.len()) };
-        true
+        self.host.write(offset, data)
     }
 
     /// The `count` words from byte `offset` of the block, to fill in place
     /// (empty when they do not fit or `offset` is not 4-byte aligned). Only
     /// written: the mapping may be write-combined.
     pub(crate) fn words_mut(&mut self, offset: u64, count: usize) -> &mut [u32] {
-        let fits = offset.checked_add(4 * count as u64).is_some_and(|end| end <= self.size);
-        let at = self.host.wrapping_add(offset as usize);
-        if !fits || at.align_offset(4) != 0 {
-            return &mut [];
-        }
-        // SAFETY: `count` words from `offset` lie inside the mapping (checked)
-        // and are 4-byte aligned; the command buffer holds the block, nothing
-        // else writes this range while the dispatch is recorded, and the GPU
-        // reads it only once submitted.
-        unsafe { std::slice::from_raw_parts_mut(at.cast::<u32>(), count) }
+        self.host.words_mut(offset, count)
     }
 
     /// Zeroes `len` bytes from `offset` (false when they do not fit).
     pub(crate) fn zero(&self, offset: u64, len: u64) -> bool {
-        if offset.checked_add(len).is_none_or(|end| end > self.size) {
-            return false;
-        }
-        // SAFETY: as for `write`.
-        unsafe { std::ptr::write_bytes(self.host.add(offset as usize), 0, len as usize) };
-        true
+        self.host.zero(offset, len)
     }
 }
 
@@ -76,10 +56,6 @@ pub(crate) struct StagingPool {
     free: Vec<MappedBuffer>,
     held: HashMap<vk::CommandBuffer, Vec<MappedBuffer>>,
 }
-
-// SAFETY: the mappings are only touched under the device's `staging` mutex
-// (writes while recording) or by the GPU.
-unsafe impl Send for StagingPool {}
 
 impl StagingPool {
     /// A block of at least `bytes` that `cb` holds from now on (host data
@@ -94,7 +70,7 @@ impl StagingPool {
         bytes: u64,
     ) -> Result<Reserved, vk::Result> {
         let block = self.take(device, memory_properties, bytes)?;
-        let found = Reserved { buffer: block.buffer, host: block.ptr(), address: block.address, size: block.size };
+        let found = Reserved { buffer: block.buffer, host: block.host(), address: block.address };
         self.held.entry(cb).or_default().push(block);
         Ok(found)
     }

@@ -13,6 +13,7 @@
 //! level costs a copy, a clear and three barriers. Each dispatch becomes one
 //! log line (info) and, when the setting names a file, one JSON line there.
 
+use crate::dispatch::mapped::HostRange;
 use serde_json::{json, Value};
 use spirv_lowering::abi::{GraphContext, NodeDispatch};
 use std::mem::offset_of;
@@ -34,9 +35,9 @@ const _: () = assert!(offset_of!(NodeDispatch, record_count) as u64 == DISPATCH_
 /// The statistics a recorded dispatch will leave, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statistics {
-    /// Host address of the copies (a mapped staging block the command
-    /// buffer holds until it is reset, begun again or freed).
-    pub host: usize,
+    /// The copies: a mapped staging block the command buffer holds until
+    /// it is reset, begun again or freed.
+    pub host: HostRange,
     /// Per level, the nodes dispatched, as (name, index), in copy order.
     pub levels: Vec<Vec<(String, u32)>>,
 }
@@ -52,11 +53,11 @@ pub fn level_offset(levels: &[Vec<(String, u32)>], d: usize) -> u64 {
 }
 
 impl Statistics {
+    /// The word at `offset` of the block (inside the bytes reserved for
+    /// these statistics, see [`bytes`]; the submission that wrote it has
+    /// finished).
     fn word(&self, offset: u64) -> u32 {
-        // SAFETY: the offset lies inside the block reserved for these
-        // statistics (`bytes`), mapped for the device's lifetime; the
-        // submission that wrote it has finished.
-        unsafe { ((self.host + offset as usize) as *const u32).read_volatile() }
+        self.host.read_word(offset)
     }
 
     /// The dispatch as JSON: per level, the frames its records took against

@@ -15,7 +15,7 @@
 use super::gpu::Gpu;
 use super::link::Graph;
 use super::scratch::{FAULT_WORDS, STATUS_WORDS};
-use crate::mapped::MappedBuffer;
+use crate::dispatch::mapped::MappedBuffer;
 use ash::vk;
 use meta_shaders::NodeSchedule;
 use spirv_lowering::abi::{NO_NODE, SCHEDULE_DYNAMIC};
@@ -42,9 +42,6 @@ pub(crate) struct StatusBuffer {
     pub memory: MappedBuffer,
     next: u32,
 }
-
-// SAFETY: the mapping is only touched under the device's `status` mutex.
-unsafe impl Send for StatusBuffer {}
 
 impl StatusBuffer {
     /// Creates the buffer in host-visible, host-coherent memory, zeroed.
@@ -89,19 +86,15 @@ impl StatusBuffer {
             .collect()
     }
 
+    /// Word `word % WORDS` of the mapping (host-coherent memory the GPU no
+    /// longer writes for a finished submission; touched only under the
+    /// device's `status` mutex).
     fn read(&self, word: u32) -> u32 {
-        // SAFETY: `word % WORDS` lies inside the mapping; host-coherent
-        // memory the GPU no longer writes for a finished submission.
-        unsafe { self.words().add((word % WORDS) as usize).read_volatile() }
+        self.memory.host().read_word(u64::from(word % WORDS) * 4)
     }
 
     fn write(&self, word: u32, value: u32) {
-        // SAFETY: `word % WORDS` lies inside the mapping.
-        unsafe { self.words().add((word % WORDS) as usize).write_volatile(value) };
-    }
-
-    fn words(&self) -> *mut u32 {
-        self.memory.ptr().cast()
+        self.memory.host().write_word(u64::from(word % WORDS) * 4, value);
     }
 
     pub(crate) fn destroy(&self, device: &Gpu) {

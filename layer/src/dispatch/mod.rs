@@ -1,6 +1,45 @@
-//! The next layer's entry points, resolved once inside `vkCreateInstance` /
-//! `vkCreateDevice` (resolving lazily later made the loader hand back this
-//! layer's own functions and recurse until the stack overflowed).
+//! The driver façade: the next layer's entry points, resolved once inside
+//! `vkCreateInstance` / `vkCreateDevice` (resolving lazily later made the
+//! loader hand back this layer's own functions and recurse until the stack
+//! overflowed), and every driver call the runtime makes for itself as a
+//! safe method of [`DeviceDispatch`], stated once, in the manner of
+//! wgpu-hal's backend traits or ash's `Device` wrappers.
+//!
+//! # Where `unsafe` lives
+//!
+//! Calling a driver entry point is `unsafe` in Rust. Only this module and
+//! [`ffi`](crate::ffi) (the C boundary: the application's raw pointers
+//! become Rust data there) make such calls: the runtime above (`graph`,
+//! `device`) records and creates through these methods and holds no raw
+//! pointer.
+//!
+//! - [`commands`]: the `vkCmd*` the runtime records in the application's
+//!   command buffers (barriers, binds, push constants, dispatches, draws,
+//!   labels, timestamps).
+//! - [`objects`]: the objects it creates, queries and destroys (shader
+//!   modules, pipelines, layouts, query pools, executable statistics).
+//! - [`mapped`]: buffers in host-visible memory mapped for their lifetime,
+//!   written and read through bounds-checked [`mapped::HostRange`]s.
+//!
+//! # The façade's invariant
+//!
+//! The methods are safe to call because of what holds for every caller in
+//! this crate, stated here once instead of at each call: the table is the
+//! one its device was created with, and the device lives; every handle
+//! passed is a live object of that device (the runtime's own, or one the
+//! application handed the layer in the call being served); a command
+//! buffer is one the application is recording, on the thread that serves
+//! its `vkCmd*` call; an object the runtime destroys is its own and idle.
+//! A method takes Rust slices and create infos that borrow what they point
+//! to, so that every array it passes down lives across the call. What a
+//! command needs beyond that (a render pass instance open or not, a range
+//! inside its buffer) is the recording code's part, said at each method;
+//! the driver's validity rules are then met exactly as by the raw calls
+//! this replaced, in the same order with the same arguments.
+
+pub(crate) mod commands;
+pub(crate) mod mapped;
+pub(crate) mod objects;
 
 use ash::vk;
 use std::ffi::{c_void, CStr};
@@ -128,6 +167,11 @@ impl DeviceDispatch {
                 .executable_properties
                 .then(|| ash::khr::pipeline_executable_properties::DeviceFn::load(lookup)),
         }
+    }
+
+    /// The device the table belongs to.
+    pub(crate) fn handle(&self) -> vk::Device {
+        self.fp.handle()
     }
 
     /// The next layer's entry point for `name`, or null.

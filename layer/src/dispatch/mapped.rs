@@ -4,11 +4,12 @@
 //! first level's kernels read in place (`graph::staging`). Both are reached
 //! by device address.
 //!
-//! Bottom tier: it takes the device's entry points ([`DeviceDispatch`]) and
-//! memory properties as arguments, so that the runtime's pools can hold its
-//! buffers without this module naming them.
+//! Part of the driver façade (see [`super`]): the mapping is a raw pointer,
+//! reached only through [`HostRange`]'s bounds-checked methods. It takes
+//! the device's memory properties as an argument, so that the runtime's
+//! pools can hold its buffers without this module naming them.
 
-use crate::dispatch::DeviceDispatch;
+use super::DeviceDispatch;
 use ash::vk;
 
 pub(crate) struct MappedBuffer {
@@ -21,6 +22,10 @@ pub(crate) struct MappedBuffer {
     /// `SHADER_DEVICE_ADDRESS` usage).
     pub address: u64,
 }
+
+// SAFETY: the mapping is ordinary host memory owned by the buffer, with no
+// tie to the thread that mapped it.
+unsafe impl Send for MappedBuffer {}
 
 impl MappedBuffer {
     /// A buffer of `size` bytes with `usage` in host-visible, host-coherent
@@ -100,9 +105,9 @@ impl MappedBuffer {
         }
     }
 
-    /// The start of the mapping (`size` bytes).
-    pub(crate) fn ptr(&self) -> *mut u8 {
-        self.mapped
+    /// The whole mapping.
+    pub(crate) fn host(&self) -> HostRange {
+        HostRange { start: self.mapped, size: self.size }
     }
 
     /// Destroys the buffer and its memory (which unmaps it); the GPU must be
@@ -122,5 +127,94 @@ fn check(result: vk::Result) -> Result<(), vk::Result> {
         Ok(())
     } else {
         Err(result)
+    }
+}
+
+/// The mapping of a [`MappedBuffer`], to write or read through
+/// bounds-checked methods.
+///
+/// The façade's invariant for it: a range is used only while its buffer
+/// lives (a staging block while the command buffer that reserved it holds
+/// it, the status ring for the device's lifetime), the host writes it only
+/// under the lock of what holds it (the command buffer being recorded, the
+/// device's `status` mutex), and reads what the GPU wrote only once the
+/// submission that wrote it has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HostRange {
+    start: *mut u8,
+    /// Bytes of the mapping.
+    size: u64,
+}
+
+// SAFETY: plain host memory; who writes it when is the façade's invariant
+// above (the same rules a `usize` address would have been used by).
+unsafe impl Send for HostRange {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for HostRange {}
+
+impl HostRange {
+    /// `len` bytes from `offset` lie inside the mapping.
+    fn fits(&self, offset: u64, len: u64) -> bool {
+        offset.checked_add(len).is_some_and(|end| end <= self.size)
+    }
+
+    /// Copies `data` to byte `offset`; false (nothing written) when it does
+    /// not fit.
+    pub(crate) fn write(&self, offset: u64, data: &[u8]) -> bool {
+        if !self.fits(offset, data.len() as u64) {
+            return false;
+        }
+        // SAFETY: `offset + data.len() <= size`, inside the live mapping
+        // (the invariant); the GPU reads it only once submitted.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.start.add(offset as usize), data.len()) };
+        true
+    }
+
+    /// The `count` words from byte `offset`, to fill in place (empty when
+    /// they do not fit or `offset` is not 4-byte aligned). Only written:
+    /// the mapping may be write-combined.
+    pub(crate) fn words_mut(&mut self, offset: u64, count: usize) -> &mut [u32] {
+        let fits = self.fits(offset, 4 * count as u64);
+        let at = self.start.wrapping_add(offset as usize);
+        if !fits || at.align_offset(4) != 0 {
+            return &mut [];
+        }
+        // SAFETY: `count` words from `offset` lie inside the mapping (checked)
+        // and are 4-byte aligned; the holder of the block is the only
+        // writer while it records (the invariant), and the GPU reads it
+        // only once submitted.
+        unsafe { std::slice::from_raw_parts_mut(at.cast::<u32>(), count) }
+    }
+
+    /// Zeroes `len` bytes from `offset` (false when they do not fit).
+    pub(crate) fn zero(&self, offset: u64, len: u64) -> bool {
+        if !self.fits(offset, len) {
+            return false;
+        }
+        // SAFETY: as for `write`.
+        unsafe { std::ptr::write_bytes(self.start.add(offset as usize), 0, len as usize) };
+        true
+    }
+
+    /// The word at byte `offset` (4-byte aligned, inside the mapping: a
+    /// caller's bug otherwise, which panics), read volatile: the GPU wrote it.
+    pub(crate) fn read_word(&self, offset: u64) -> u32 {
+        let at = self.word_at(offset);
+        // SAFETY: inside the mapping and aligned (`word_at`); what the GPU
+        // wrote there is final (the invariant).
+        unsafe { at.read_volatile() }
+    }
+
+    /// Writes the word at byte `offset` (as for [`Self::read_word`]), volatile.
+    pub(crate) fn write_word(&self, offset: u64, value: u32) {
+        let at = self.word_at(offset);
+        // SAFETY: as for `read_word`; the holder's lock orders host writes.
+        unsafe { at.write_volatile(value) };
+    }
+
+    fn word_at(&self, offset: u64) -> *mut u32 {
+        let at = self.start.wrapping_add(offset as usize);
+        assert!(self.fits(offset, 4) && at.align_offset(4) == 0, "word {offset} outside the mapping");
+        at.cast()
     }
 }
