@@ -7,11 +7,14 @@
 //!
 //! # Where `unsafe` lives
 //!
-//! Calling a driver entry point is `unsafe` in Rust. Only this module and
-//! [`ffi`](crate::ffi) (the C boundary: the application's raw pointers
-//! become Rust data there) make such calls: the runtime above (`graph`,
-//! `device`) records and creates through these methods and holds no raw
-//! pointer.
+//! Calling a driver entry point is `unsafe` in Rust. The crate denies
+//! `unsafe_code` everywhere but here, [`ffi`](crate::ffi) (the C boundary:
+//! the application's raw pointers become Rust data there) and two
+//! primitives that cannot be written safely (`state::recording_lock`, a
+//! lock over an `UnsafeCell`, and the test build's counting allocator);
+//! `layer/tests/unsafe_boundary.rs` checks the list. The runtime above
+//! (`graph`, `device`) records and creates through these methods and holds
+//! no raw pointer.
 //!
 //! - [`commands`]: the `vkCmd*` the runtime records in the application's
 //!   command buffers (barriers, binds, push constants, dispatches, draws,
