@@ -21,6 +21,7 @@
 //! target/release/bench --quick`).
 
 mod cmd;
+mod context;
 mod device;
 mod kernel;
 mod measure;

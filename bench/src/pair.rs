@@ -8,8 +8,8 @@
 use ash::vk;
 
 use crate::cmd;
+use crate::context::Ctx;
 use crate::measure;
-use crate::workloads::Ctx;
 use demo::gpu::{Buffer, Gpu};
 use demo::graph::Graph;
 use vk_host::render::ColorTarget;

@@ -19,8 +19,8 @@
 use ash::vk;
 
 use crate::cmd;
+use crate::context::Ctx;
 use crate::report::{Outcome, Scratch};
-use crate::workloads::Ctx;
 use demo::gpu::Buffer;
 use demo::graph::Graph;
 
