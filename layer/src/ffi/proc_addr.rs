@@ -1,6 +1,19 @@
 //! The exported entry points the loader looks for (interface negotiation,
 //! `vkGetInstanceProcAddr`, `vkGetDeviceProcAddr`, and the legacy
-//! enumeration exports of pre-negotiation loaders), and the tables of hooks.
+//! enumeration exports of pre-negotiation loaders), and the table of hooks.
+//!
+//! Every hook is one line of [`HOOKS`] (built by `hooks!`): its Vulkan
+//! name, the levels at which the layer hands it out, the extension gate
+//! (if any) that must be open on the device, the function, and for the few
+//! the loader also looks up as symbols, the signature of the export. Both
+//! `vkGet*ProcAddr` lookups and the exports come from that line, as
+//! Vulkan-ExtensionLayer generates its entry-point lists.
+//!
+//! The name a hook's guard logs (and that `VK_EMU_SE_TEST_PANIC` matches)
+//! stays a literal in the hook's body: the guard runs inside the hook,
+//! which the table only points to, and aliases share one hook. The test
+//! `every_hook_logs_a_name_of_its_own` reads the `ffi/` sources and fails
+//! when a hook's literal is not one of its names in the table.
 //!
 //! The exports are thin wrappers: the layer never hands out the address of
 //! an exported symbol, because in a process that links `libvulkan.so.1` the
@@ -20,164 +33,247 @@ use crate::state::INSTANCES;
 use ash::vk;
 use std::ffi::{c_char, CStr};
 
-/// Casts a hook to the loader's generic function pointer type.
-macro_rules! hook {
-    ($f:expr) => {
-        // SAFETY: the loader casts it back to the prototype of the name it asked for.
-        Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>($f as *const ()) })
+/// The levels at which the layer hands a hook out (a set of bits).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Levels(u8);
+
+impl Levels {
+    /// `vkGetInstanceProcAddr` with any instance, or none.
+    const GLOBAL: Levels = Levels(1);
+    /// `vkGetInstanceProcAddr` with a valid instance (after the global hooks).
+    const INSTANCE: Levels = Levels(2);
+    /// `vkGetDeviceProcAddr` on every device.
+    const DEVICE: Levels = Levels(4);
+    /// `vkGetDeviceProcAddr` on devices with mesh nodes only (see
+    /// `rendering`): every other device's rendering and dynamic-state
+    /// commands go straight to the driver.
+    const MESH: Levels = Levels(8);
+    /// `vkGetDeviceProcAddr` on devices where emulation is active (after the
+    /// mesh hooks): elsewhere the loader's dispatch table points straight at
+    /// the next layer.
+    const EMULATED: Levels = Levels(16);
+
+    const fn union(self, other: Levels) -> Levels {
+        Levels(self.0 | other.0)
+    }
+
+    const fn intersects(self, other: Levels) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// The device entry points a device-level hook forwards to: while the
+/// device lacks them (the application did not enable the extension, or for
+/// [`Gate::Rendering`] the device has neither core 1.3 nor
+/// `VK_KHR_dynamic_rendering`), the lookup skips the hook and falls through
+/// to the next layer, which answers as the driver does (null for an
+/// extension not enabled).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Gate {
+    /// Handed out whenever its level applies.
+    Always,
+    /// Core 1.3 or `VK_KHR_dynamic_rendering` rendering commands.
+    Rendering,
+    /// `VK_KHR_maintenance6`.
+    Maintenance6,
+    /// `VK_KHR_push_descriptor`.
+    PushDescriptor,
+    /// `VK_EXT_descriptor_buffer`.
+    DescriptorBuffer,
+    /// Both `VK_KHR_maintenance6` and `VK_EXT_descriptor_buffer`.
+    Maintenance6DescriptorBuffer,
+}
+
+impl Gate {
+    fn open(self, state: &DeviceState) -> bool {
+        let dispatch = &state.dispatch;
+        match self {
+            Gate::Always => true,
+            Gate::Rendering => dispatch.rendering.is_some(),
+            Gate::Maintenance6 => dispatch.maintenance6.is_some(),
+            Gate::PushDescriptor => dispatch.push_descriptor.is_some(),
+            Gate::DescriptorBuffer => dispatch.descriptor_buffer.is_some(),
+            Gate::Maintenance6DescriptorBuffer => {
+                dispatch.maintenance6.is_some() && dispatch.descriptor_buffer.is_some()
+            }
+        }
+    }
+}
+
+/// One line of the hook table.
+struct Hook {
+    /// The Vulkan command name.
+    name: &'static str,
+    levels: Levels,
+    gate: Gate,
+    /// The hook, cast to the loader's generic function pointer type (the
+    /// loader casts it back to the prototype of the name it asked for).
+    hook: unsafe extern "system" fn(),
+    /// The hook's path in `ffi/` (for the guard-name test).
+    #[cfg(test)]
+    path: &'static str,
+}
+
+/// Declares the hook table: one line per Vulkan name,
+/// `vkName [LEVEL, ...] if Gate => module::hook;`, with `, export(args) -> ret`
+/// before the `;` for the names the layer also exports as symbols.
+macro_rules! hooks {
+    ($(
+        $name:ident [$($level:ident),+] $(if $gate:ident)? => $hook:path
+        $(, export($($arg:ident: $ty:ty),*) -> $ret:ty)?;
+    )*) => {
+        /// Every hook, in lookup order.
+        const HOOKS: &[Hook] = &[$(Hook {
+            name: stringify!($name),
+            levels: Levels(0)$(.union(Levels::$level))+,
+            gate: hooks!(@gate $($gate)?),
+            // SAFETY: a function pointer cast to another function pointer
+            // type; the loader casts it back before calling it.
+            hook: unsafe {
+                std::mem::transmute::<*const (), unsafe extern "system" fn()>($hook as *const ())
+            },
+            #[cfg(test)]
+            path: stringify!($hook),
+        },)*];
+
+        $($(
+            /// Exported for the loader; see the module doc.
+            ///
+            /// # Safety
+            /// Loader contract.
+            #[no_mangle]
+            pub unsafe extern "system" fn $name($($arg: $ty),*) -> $ret {
+                // SAFETY: same contract.
+                unsafe { $hook($($arg),*) }
+            }
+        )?)*
     };
+    (@gate) => { Gate::Always };
+    (@gate $gate:ident) => { Gate::$gate };
 }
 
-/// Hooks reachable from `vkGetInstanceProcAddr` with any instance (or none).
-fn global_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
-    match name.to_bytes() {
-        b"vkGetInstanceProcAddr" => hook!(get_instance_proc_addr),
-        b"vkCreateInstance" => hook!(instance::create_instance),
-        b"vkEnumerateInstanceLayerProperties" => hook!(enumerate_instance_layer_properties),
-        b"vkEnumerateInstanceExtensionProperties" => hook!(enumerate_instance_extension_properties),
-        _ => None,
-    }
+hooks! {
+    vkGetInstanceProcAddr [GLOBAL] => get_instance_proc_addr,
+        export(instance: vk::Instance, name: *const c_char) -> vk::PFN_vkVoidFunction;
+    vkCreateInstance [GLOBAL] => instance::create_instance;
+    vkEnumerateInstanceLayerProperties [GLOBAL] => enumerate_instance_layer_properties,
+        export(count: *mut u32, props: *mut vk::LayerProperties) -> vk::Result;
+    vkEnumerateInstanceExtensionProperties [GLOBAL] => enumerate_instance_extension_properties,
+        export(layer_name: *const c_char, count: *mut u32, props: *mut vk::ExtensionProperties) -> vk::Result;
+
+    vkDestroyInstance [INSTANCE] => instance::destroy_instance;
+    vkEnumerateDeviceExtensionProperties [INSTANCE] => enumerate_device_extension_properties,
+        export(pd: vk::PhysicalDevice, layer_name: *const c_char, count: *mut u32, props: *mut vk::ExtensionProperties)
+            -> vk::Result;
+    vkEnumerateDeviceLayerProperties [INSTANCE] => enumerate_device_layer_properties,
+        export(pd: vk::PhysicalDevice, count: *mut u32, props: *mut vk::LayerProperties) -> vk::Result;
+    vkGetPhysicalDeviceFeatures2 [INSTANCE] => instance::get_physical_device_features2;
+    vkGetPhysicalDeviceFeatures2KHR [INSTANCE] => instance::get_physical_device_features2_khr;
+    vkGetPhysicalDeviceProperties2 [INSTANCE] => instance::get_physical_device_properties2;
+    vkGetPhysicalDeviceProperties2KHR [INSTANCE] => instance::get_physical_device_properties2_khr;
+    vkCreateDevice [INSTANCE] => device::create_device;
+    vkGetDeviceProcAddr [INSTANCE, DEVICE] => get_device_proc_addr,
+        export(device: vk::Device, name: *const c_char) -> vk::PFN_vkVoidFunction;
+    vkDestroyDevice [DEVICE] => device::destroy_device;
+
+    // The seven `VK_AMDX_shader_enqueue` commands.
+    vkCreateExecutionGraphPipelinesAMDX [INSTANCE, EMULATED] => graph::create_execution_graph_pipelines;
+    vkGetExecutionGraphPipelineScratchSizeAMDX [INSTANCE, EMULATED] => graph::get_scratch_size;
+    vkGetExecutionGraphPipelineNodeIndexAMDX [INSTANCE, EMULATED] => graph::get_node_index;
+    vkCmdInitializeGraphScratchMemoryAMDX [INSTANCE, EMULATED] => graph::cmd_initialize_scratch;
+    vkCmdDispatchGraphAMDX [INSTANCE, EMULATED] => graph::cmd_dispatch_graph;
+    vkCmdDispatchGraphIndirectAMDX [INSTANCE, EMULATED] => graph::cmd_dispatch_graph_indirect;
+    vkCmdDispatchGraphIndirectCountAMDX [INSTANCE, EMULATED] => graph::cmd_dispatch_graph_indirect_count;
+
+    // Mesh nodes: rendering and dynamic state (forwarded to core 1.3 or
+    // `VK_KHR_dynamic_rendering`, hence the gate).
+    vkCmdBeginRendering [MESH] if Rendering => rendering::cmd_begin_rendering;
+    vkCmdBeginRenderingKHR [MESH] if Rendering => rendering::cmd_begin_rendering;
+    vkCmdEndRendering [MESH] if Rendering => rendering::cmd_end_rendering;
+    vkCmdEndRenderingKHR [MESH] if Rendering => rendering::cmd_end_rendering;
+    vkCreateRenderPass [MESH] => rendering::create_render_pass;
+    vkCreateRenderPass2 [MESH] => rendering::create_render_pass2;
+    vkCreateRenderPass2KHR [MESH] => rendering::create_render_pass2;
+    vkDestroyRenderPass [MESH] => rendering::destroy_render_pass;
+    vkCmdBeginRenderPass [MESH] => rendering::cmd_begin_render_pass;
+    vkCmdBeginRenderPass2 [MESH] => rendering::cmd_begin_render_pass2;
+    vkCmdBeginRenderPass2KHR [MESH] => rendering::cmd_begin_render_pass2;
+    vkCmdEndRenderPass [MESH] => rendering::cmd_end_render_pass;
+    vkCmdEndRenderPass2 [MESH] => rendering::cmd_end_render_pass2;
+    vkCmdEndRenderPass2KHR [MESH] => rendering::cmd_end_render_pass2;
+    vkCmdSetViewport [MESH] => rendering::cmd_set_viewport;
+    vkCmdSetScissor [MESH] => rendering::cmd_set_scissor;
+
+    // Resources.
+    vkCreateShaderModule [EMULATED] => resources::create_shader_module;
+    vkDestroyShaderModule [EMULATED] => resources::destroy_shader_module;
+    vkCreateBuffer [EMULATED] => resources::create_buffer;
+    vkDestroyBuffer [EMULATED] => resources::destroy_buffer;
+    vkGetBufferDeviceAddress [EMULATED] => resources::get_buffer_device_address;
+    vkGetBufferDeviceAddressKHR [EMULATED] => resources::get_buffer_device_address;
+    vkGetBufferDeviceAddressEXT [EMULATED] => resources::get_buffer_device_address;
+    vkCreateComputePipelines [EMULATED] => resources::create_compute_pipelines;
+    vkCreateGraphicsPipelines [EMULATED] => resources::create_graphics_pipelines;
+    vkDestroyPipeline [EMULATED] => resources::destroy_pipeline;
+    vkCreateDescriptorSetLayout [EMULATED] => resources::create_descriptor_set_layout;
+    vkDestroyDescriptorSetLayout [EMULATED] => resources::destroy_descriptor_set_layout;
+    vkCreatePipelineLayout [EMULATED] => resources::create_pipeline_layout;
+    vkDestroyPipelineLayout [EMULATED] => resources::destroy_pipeline_layout;
+    vkCreateDescriptorUpdateTemplate [EMULATED] => templates::create_descriptor_update_template;
+    vkCreateDescriptorUpdateTemplateKHR [EMULATED] => templates::create_descriptor_update_template;
+    vkDestroyDescriptorUpdateTemplate [EMULATED] => templates::destroy_descriptor_update_template;
+    vkDestroyDescriptorUpdateTemplateKHR [EMULATED] => templates::destroy_descriptor_update_template;
+
+    // Command buffers and pools.
+    vkAllocateCommandBuffers [EMULATED] => commands::allocate_command_buffers;
+    vkFreeCommandBuffers [EMULATED] => commands::free_command_buffers;
+    vkBeginCommandBuffer [EMULATED] => commands::begin_command_buffer;
+    vkEndCommandBuffer [EMULATED] => commands::end_command_buffer;
+    vkResetCommandBuffer [EMULATED] => commands::reset_command_buffer;
+    vkResetCommandPool [EMULATED] => commands::reset_command_pool;
+    vkDestroyCommandPool [EMULATED] => commands::destroy_command_pool;
+
+    // Bound state the graph dispatch saves and restores.
+    vkCmdBindPipeline [EMULATED] => commands::cmd_bind_pipeline;
+    vkCmdBindDescriptorSets [EMULATED] => commands::cmd_bind_descriptor_sets;
+    vkCmdPushConstants [EMULATED] => commands::cmd_push_constants;
+    vkCmdPushDescriptorSetKHR [EMULATED] if PushDescriptor => commands::cmd_push_descriptor_set;
+    vkCmdPushDescriptorSetWithTemplateKHR [EMULATED] if PushDescriptor
+        => templates::cmd_push_descriptor_set_with_template;
+    vkCmdSetDescriptorBufferOffsetsEXT [EMULATED] if DescriptorBuffer
+        => descriptor_buffer::cmd_set_descriptor_buffer_offsets;
+    vkCmdBindDescriptorBufferEmbeddedSamplersEXT [EMULATED] if DescriptorBuffer
+        => descriptor_buffer::cmd_bind_descriptor_buffer_embedded_samplers;
+    vkCmdBindDescriptorSets2KHR [EMULATED] if Maintenance6 => maintenance6::cmd_bind_descriptor_sets2;
+    vkCmdBindDescriptorSets2 [EMULATED] if Maintenance6 => maintenance6::cmd_bind_descriptor_sets2;
+    vkCmdPushConstants2KHR [EMULATED] if Maintenance6 => maintenance6::cmd_push_constants2;
+    vkCmdPushConstants2 [EMULATED] if Maintenance6 => maintenance6::cmd_push_constants2;
+    vkCmdPushDescriptorSet2KHR [EMULATED] if Maintenance6 => maintenance6::cmd_push_descriptor_set2;
+    vkCmdPushDescriptorSet2 [EMULATED] if Maintenance6 => maintenance6::cmd_push_descriptor_set2;
+    vkCmdPushDescriptorSetWithTemplate2KHR [EMULATED] if Maintenance6
+        => maintenance6::cmd_push_descriptor_set_with_template2;
+    vkCmdPushDescriptorSetWithTemplate2 [EMULATED] if Maintenance6
+        => maintenance6::cmd_push_descriptor_set_with_template2;
+    vkCmdSetDescriptorBufferOffsets2EXT [EMULATED] if Maintenance6DescriptorBuffer
+        => maintenance6::cmd_set_descriptor_buffer_offsets2;
+    vkCmdBindDescriptorBufferEmbeddedSamplers2EXT [EMULATED] if Maintenance6DescriptorBuffer
+        => maintenance6::cmd_bind_descriptor_buffer_embedded_samplers2;
+
+    // Submission and completion (the report of graph errors).
+    vkQueueSubmit [EMULATED] => report::queue_submit;
+    vkQueueSubmit2 [EMULATED] => report::queue_submit2_core;
+    vkQueueSubmit2KHR [EMULATED] => report::queue_submit2_khr;
+    vkWaitForFences [EMULATED] => report::wait_for_fences;
+    vkGetFenceStatus [EMULATED] => report::get_fence_status;
+    vkResetFences [EMULATED] => report::reset_fences;
+    vkQueueWaitIdle [EMULATED] => report::queue_wait_idle;
+    vkDeviceWaitIdle [EMULATED] => report::device_wait_idle;
 }
 
-/// Instance-level hooks (with a valid instance).
-fn instance_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
-    match name.to_bytes() {
-        b"vkDestroyInstance" => hook!(instance::destroy_instance),
-        b"vkEnumerateDeviceExtensionProperties" => hook!(enumerate_device_extension_properties),
-        b"vkEnumerateDeviceLayerProperties" => hook!(enumerate_device_layer_properties),
-        b"vkGetPhysicalDeviceFeatures2" => hook!(instance::get_physical_device_features2),
-        b"vkGetPhysicalDeviceFeatures2KHR" => hook!(instance::get_physical_device_features2_khr),
-        b"vkGetPhysicalDeviceProperties2" => hook!(instance::get_physical_device_properties2),
-        b"vkGetPhysicalDeviceProperties2KHR" => hook!(instance::get_physical_device_properties2_khr),
-        b"vkCreateDevice" => hook!(device::create_device),
-        b"vkGetDeviceProcAddr" => hook!(get_device_proc_addr),
-        _ => graph_hook(name),
-    }
-}
-
-/// The seven `VK_AMDX_shader_enqueue` commands.
-fn graph_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
-    match name.to_bytes() {
-        b"vkCreateExecutionGraphPipelinesAMDX" => hook!(graph::create_execution_graph_pipelines),
-        b"vkGetExecutionGraphPipelineScratchSizeAMDX" => hook!(graph::get_scratch_size),
-        b"vkGetExecutionGraphPipelineNodeIndexAMDX" => hook!(graph::get_node_index),
-        b"vkCmdInitializeGraphScratchMemoryAMDX" => hook!(graph::cmd_initialize_scratch),
-        b"vkCmdDispatchGraphAMDX" => hook!(graph::cmd_dispatch_graph),
-        b"vkCmdDispatchGraphIndirectAMDX" => hook!(graph::cmd_dispatch_graph_indirect),
-        b"vkCmdDispatchGraphIndirectCountAMDX" => hook!(graph::cmd_dispatch_graph_indirect_count),
-        _ => None,
-    }
-}
-
-/// Whether `name` is a command of a device extension the application did
-/// not enable (the layer then answers as the driver does, with null, rather
-/// than with its hook).
-fn extension_not_enabled(state: &crate::device::DeviceState, name: &CStr) -> bool {
-    match name.to_bytes() {
-        b"vkCmdBindDescriptorSets2KHR"
-        | b"vkCmdBindDescriptorSets2"
-        | b"vkCmdPushConstants2KHR"
-        | b"vkCmdPushConstants2"
-        | b"vkCmdPushDescriptorSet2KHR"
-        | b"vkCmdPushDescriptorSet2"
-        | b"vkCmdPushDescriptorSetWithTemplate2KHR"
-        | b"vkCmdPushDescriptorSetWithTemplate2" => state.dispatch.maintenance6.is_none(),
-        // These two need both extensions.
-        b"vkCmdSetDescriptorBufferOffsets2EXT" | b"vkCmdBindDescriptorBufferEmbeddedSamplers2EXT" => {
-            state.dispatch.maintenance6.is_none() || state.dispatch.descriptor_buffer.is_none()
-        }
-        b"vkCmdPushDescriptorSetKHR" | b"vkCmdPushDescriptorSetWithTemplateKHR" => {
-            state.dispatch.push_descriptor.is_none()
-        }
-        b"vkCmdSetDescriptorBufferOffsetsEXT" | b"vkCmdBindDescriptorBufferEmbeddedSamplersEXT" => {
-            state.dispatch.descriptor_buffer.is_none()
-        }
-        _ => false,
-    }
-}
-
-/// Hooks of devices with mesh nodes only (see `rendering`): every other
-/// device's rendering and dynamic-state commands go straight to the driver,
-/// and so do the rendering commands of a device that has neither core 1.3
-/// nor `VK_KHR_dynamic_rendering` entry points to forward them to.
-fn mesh_hook(state: &DeviceState, name: &CStr) -> vk::PFN_vkVoidFunction {
-    let rendering = state.dispatch.rendering.is_some();
-    match name.to_bytes() {
-        b"vkCmdBeginRendering" | b"vkCmdBeginRenderingKHR" if rendering => hook!(rendering::cmd_begin_rendering),
-        b"vkCmdEndRendering" | b"vkCmdEndRenderingKHR" if rendering => hook!(rendering::cmd_end_rendering),
-        b"vkCreateRenderPass" => hook!(rendering::create_render_pass),
-        b"vkCreateRenderPass2" | b"vkCreateRenderPass2KHR" => hook!(rendering::create_render_pass2),
-        b"vkDestroyRenderPass" => hook!(rendering::destroy_render_pass),
-        b"vkCmdBeginRenderPass" => hook!(rendering::cmd_begin_render_pass),
-        b"vkCmdBeginRenderPass2" | b"vkCmdBeginRenderPass2KHR" => hook!(rendering::cmd_begin_render_pass2),
-        b"vkCmdEndRenderPass" => hook!(rendering::cmd_end_render_pass),
-        b"vkCmdEndRenderPass2" | b"vkCmdEndRenderPass2KHR" => hook!(rendering::cmd_end_render_pass2),
-        b"vkCmdSetViewport" => hook!(rendering::cmd_set_viewport),
-        b"vkCmdSetScissor" => hook!(rendering::cmd_set_scissor),
-        _ => None,
-    }
-}
-
-/// Device-level hooks, installed only on devices where emulation is active:
-/// elsewhere the loader's dispatch table points straight at the next layer.
-fn emulated_device_hook(name: &CStr) -> vk::PFN_vkVoidFunction {
-    match name.to_bytes() {
-        b"vkCreateShaderModule" => hook!(resources::create_shader_module),
-        b"vkDestroyShaderModule" => hook!(resources::destroy_shader_module),
-        b"vkCreateBuffer" => hook!(resources::create_buffer),
-        b"vkDestroyBuffer" => hook!(resources::destroy_buffer),
-        b"vkGetBufferDeviceAddress" => hook!(resources::get_buffer_device_address),
-        b"vkGetBufferDeviceAddressKHR" => hook!(resources::get_buffer_device_address),
-        b"vkGetBufferDeviceAddressEXT" => hook!(resources::get_buffer_device_address),
-        b"vkCreateComputePipelines" => hook!(resources::create_compute_pipelines),
-        b"vkCreateGraphicsPipelines" => hook!(resources::create_graphics_pipelines),
-        b"vkDestroyPipeline" => hook!(resources::destroy_pipeline),
-        b"vkCreateDescriptorSetLayout" => hook!(resources::create_descriptor_set_layout),
-        b"vkDestroyDescriptorSetLayout" => hook!(resources::destroy_descriptor_set_layout),
-        b"vkCreatePipelineLayout" => hook!(resources::create_pipeline_layout),
-        b"vkDestroyPipelineLayout" => hook!(resources::destroy_pipeline_layout),
-        b"vkAllocateCommandBuffers" => hook!(commands::allocate_command_buffers),
-        b"vkFreeCommandBuffers" => hook!(commands::free_command_buffers),
-        b"vkBeginCommandBuffer" => hook!(commands::begin_command_buffer),
-        b"vkEndCommandBuffer" => hook!(commands::end_command_buffer),
-        b"vkResetCommandBuffer" => hook!(commands::reset_command_buffer),
-        b"vkResetCommandPool" => hook!(commands::reset_command_pool),
-        b"vkDestroyCommandPool" => hook!(commands::destroy_command_pool),
-        b"vkCmdBindPipeline" => hook!(commands::cmd_bind_pipeline),
-        b"vkCmdBindDescriptorSets" => hook!(commands::cmd_bind_descriptor_sets),
-        b"vkCmdPushConstants" => hook!(commands::cmd_push_constants),
-        b"vkCmdPushDescriptorSetKHR" => hook!(commands::cmd_push_descriptor_set),
-        b"vkCreateDescriptorUpdateTemplate" | b"vkCreateDescriptorUpdateTemplateKHR" => {
-            hook!(templates::create_descriptor_update_template)
-        }
-        b"vkDestroyDescriptorUpdateTemplate" | b"vkDestroyDescriptorUpdateTemplateKHR" => {
-            hook!(templates::destroy_descriptor_update_template)
-        }
-        b"vkCmdPushDescriptorSetWithTemplateKHR" => hook!(templates::cmd_push_descriptor_set_with_template),
-        b"vkCmdSetDescriptorBufferOffsetsEXT" => hook!(descriptor_buffer::cmd_set_descriptor_buffer_offsets),
-        b"vkCmdBindDescriptorBufferEmbeddedSamplersEXT" => {
-            hook!(descriptor_buffer::cmd_bind_descriptor_buffer_embedded_samplers)
-        }
-        b"vkCmdBindDescriptorSets2KHR" | b"vkCmdBindDescriptorSets2" => hook!(maintenance6::cmd_bind_descriptor_sets2),
-        b"vkCmdPushConstants2KHR" | b"vkCmdPushConstants2" => hook!(maintenance6::cmd_push_constants2),
-        b"vkCmdPushDescriptorSet2KHR" | b"vkCmdPushDescriptorSet2" => hook!(maintenance6::cmd_push_descriptor_set2),
-        b"vkCmdPushDescriptorSetWithTemplate2KHR" | b"vkCmdPushDescriptorSetWithTemplate2" => {
-            hook!(maintenance6::cmd_push_descriptor_set_with_template2)
-        }
-        b"vkCmdSetDescriptorBufferOffsets2EXT" => hook!(maintenance6::cmd_set_descriptor_buffer_offsets2),
-        b"vkCmdBindDescriptorBufferEmbeddedSamplers2EXT" => {
-            hook!(maintenance6::cmd_bind_descriptor_buffer_embedded_samplers2)
-        }
-        b"vkQueueSubmit" => hook!(report::queue_submit),
-        b"vkQueueSubmit2" => hook!(report::queue_submit2_core),
-        b"vkQueueSubmit2KHR" => hook!(report::queue_submit2_khr),
-        b"vkWaitForFences" => hook!(report::wait_for_fences),
-        b"vkGetFenceStatus" => hook!(report::get_fence_status),
-        b"vkResetFences" => hook!(report::reset_fences),
-        b"vkQueueWaitIdle" => hook!(report::queue_wait_idle),
-        b"vkDeviceWaitIdle" => hook!(report::device_wait_idle),
-        _ => graph_hook(name),
-    }
+/// The first hook named `name` at one of `levels` whose gate `open` accepts.
+fn find(name: &CStr, levels: Levels, open: impl Fn(Gate) -> bool) -> vk::PFN_vkVoidFunction {
+    let name = name.to_bytes();
+    HOOKS.iter().find(|h| h.levels.intersects(levels) && h.name.as_bytes() == name && open(h.gate)).map(|h| h.hook)
 }
 
 /// # Safety
@@ -213,13 +309,13 @@ unsafe extern "system" fn get_instance_proc_addr(
     guard_value("vkGetInstanceProcAddr", None, || {
         // SAFETY: the loader passes a valid name.
         let name = unsafe { c_str(name) }?;
-        if let Some(f) = global_hook(name) {
+        if let Some(f) = find(name, Levels::GLOBAL, |_| true) {
             return Some(f);
         }
         if instance == vk::Instance::null() {
             return None;
         }
-        if let Some(f) = instance_hook(name) {
+        if let Some(f) = find(name, Levels::INSTANCE, |_| true) {
             return Some(f);
         }
         // SAFETY: a valid instance created through the loader.
@@ -229,54 +325,29 @@ unsafe extern "system" fn get_instance_proc_addr(
     })
 }
 
-/// Exported for the loader; see the module doc.
-///
-/// # Safety
-/// Loader contract.
-#[no_mangle]
-pub unsafe extern "system" fn vkGetInstanceProcAddr(
-    instance: vk::Instance,
-    name: *const c_char,
-) -> vk::PFN_vkVoidFunction {
-    // SAFETY: same contract.
-    unsafe { get_instance_proc_addr(instance, name) }
-}
-
 /// # Safety
 /// Loader contract: `device` is valid and `name` a valid C string.
 unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const c_char) -> vk::PFN_vkVoidFunction {
     guard_value("vkGetDeviceProcAddr", None, || {
         // SAFETY: the loader passes a valid name.
         let name = unsafe { c_str(name) }?;
-        match name.to_bytes() {
-            b"vkGetDeviceProcAddr" => return hook!(get_device_proc_addr),
-            b"vkDestroyDevice" => return hook!(device::destroy_device),
-            _ => {}
+        if let Some(f) = find(name, Levels::DEVICE, |_| true) {
+            return Some(f);
         }
         // SAFETY: a valid device.
         let state = DEVICES.get(unsafe { dispatch_key(device) })?;
         if state.mesh_enqueue {
-            if let Some(f) = mesh_hook(&state, name) {
+            if let Some(f) = find(name, Levels::MESH, |gate| gate.open(&state)) {
                 return Some(f);
             }
         }
-        if state.emulated && !extension_not_enabled(&state, name) {
-            if let Some(f) = emulated_device_hook(name) {
+        if state.emulated {
+            if let Some(f) = find(name, Levels::EMULATED, |gate| gate.open(&state)) {
                 return Some(f);
             }
         }
         state.dispatch.next_proc_addr(name)
     })
-}
-
-/// Exported for the loader; see the module doc.
-///
-/// # Safety
-/// Loader contract.
-#[no_mangle]
-pub unsafe extern "system" fn vkGetDeviceProcAddr(device: vk::Device, name: *const c_char) -> vk::PFN_vkVoidFunction {
-    // SAFETY: same contract.
-    unsafe { get_device_proc_addr(device, name) }
 }
 
 /// The layer's own `VkLayerProperties`.
@@ -305,19 +376,6 @@ unsafe extern "system" fn enumerate_instance_layer_properties(
     })
 }
 
-/// Exported for the loader; see the module doc.
-///
-/// # Safety
-/// Loader contract.
-#[no_mangle]
-pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
-    count: *mut u32,
-    props: *mut vk::LayerProperties,
-) -> vk::Result {
-    // SAFETY: same contract.
-    unsafe { enumerate_instance_layer_properties(count, props) }
-}
-
 /// # Safety
 /// Legacy loader export; valid count/array pointers.
 unsafe extern "system" fn enumerate_device_layer_properties(
@@ -329,20 +387,6 @@ unsafe extern "system" fn enumerate_device_layer_properties(
     super::guard::guard_result("vkEnumerateDeviceLayerProperties", || unsafe {
         write_array(&[layer_properties()], count, props)
     })
-}
-
-/// Exported for the loader; see the module doc.
-///
-/// # Safety
-/// Loader contract.
-#[no_mangle]
-pub unsafe extern "system" fn vkEnumerateDeviceLayerProperties(
-    pd: vk::PhysicalDevice,
-    count: *mut u32,
-    props: *mut vk::LayerProperties,
-) -> vk::Result {
-    // SAFETY: same contract.
-    unsafe { enumerate_device_layer_properties(pd, count, props) }
 }
 
 /// The layer adds no instance extensions.
@@ -363,20 +407,6 @@ unsafe extern "system" fn enumerate_instance_extension_properties(
     })
 }
 
-/// Exported for the loader; see the module doc.
-///
-/// # Safety
-/// Loader contract.
-#[no_mangle]
-pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
-    layer_name: *const c_char,
-    count: *mut u32,
-    props: *mut vk::ExtensionProperties,
-) -> vk::Result {
-    // SAFETY: same contract.
-    unsafe { enumerate_instance_extension_properties(layer_name, count, props) }
-}
-
 /// # Safety
 /// Loader contract: valid physical device and pointers.
 unsafe extern "system" fn enumerate_device_extension_properties(
@@ -395,17 +425,39 @@ unsafe extern "system" fn enumerate_device_extension_properties(
     })
 }
 
-/// Exported for the loader; see the module doc.
-///
-/// # Safety
-/// Loader contract.
-#[no_mangle]
-pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
-    pd: vk::PhysicalDevice,
-    layer_name: *const c_char,
-    count: *mut u32,
-    props: *mut vk::ExtensionProperties,
-) -> vk::Result {
-    // SAFETY: same contract.
-    unsafe { enumerate_device_extension_properties(pd, layer_name, count, props) }
+#[cfg(test)]
+mod tests {
+    use super::{Levels, HOOKS};
+
+    /// The first `"vk…"` literal in the body of `fn name` in `ffi/file.rs`:
+    /// the name its guard logs, or the name it passes to the shared body
+    /// that runs the guard.
+    fn logged_name(file: &str, name: &str) -> String {
+        let path = format!("{}/src/ffi/{file}.rs", env!("CARGO_MANIFEST_DIR"));
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let at = source.find(&format!("fn {name}(")).unwrap_or_else(|| panic!("no fn {name} in {path}"));
+        let body = &source[at..];
+        let literal = body.find("\"vk").unwrap_or_else(|| panic!("fn {name} in {path} logs no name"));
+        let literal = &body[literal + 1..];
+        literal[..literal.find('"').expect("a closed literal")].to_string()
+    }
+
+    #[test]
+    fn every_hook_logs_a_name_of_its_own() {
+        for hook in HOOKS {
+            let (file, function) =
+                hook.path.rsplit_once("::").map_or(("proc_addr", hook.path), |(f, n)| (f.trim(), n.trim()));
+            let logged = logged_name(file, function);
+            let own = HOOKS.iter().any(|h| h.path == hook.path && h.name == logged);
+            assert!(own, "{} ({}) logs {logged}, which the table does not map to it", hook.name, hook.path);
+        }
+    }
+
+    #[test]
+    fn every_name_is_declared_once() {
+        for (i, hook) in HOOKS.iter().enumerate() {
+            assert!(hook.levels != Levels(0), "{} has no level", hook.name);
+            assert!(HOOKS[i + 1..].iter().all(|h| h.name != hook.name), "{} is declared twice", hook.name);
+        }
+    }
 }
