@@ -3,11 +3,12 @@
 //! the compute and execution-graph bind points. Binds at the graph bind point
 //! never reach the driver, which does not know it.
 
-use super::guard::{guard_command, guard_result, guard_value};
+use super::guard::{guard_command, guard_result};
 use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
+use super::objects::forget_then_forward;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-use crate::device::retire_command_buffers;
+use crate::device::{retire_command_buffers, DeviceState};
 use crate::state::command_buffer::{latest_entry, Shadow};
 use ash::vk;
 use std::ffi::c_void;
@@ -43,22 +44,22 @@ pub(super) unsafe extern "system" fn free_command_buffers(
     count: u32,
     buffers: *const vk::CommandBuffer,
 ) {
-    guard_value("vkFreeCommandBuffers", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        {
-            retire_command_buffers();
-            let mut map = state.command_buffers.write();
-            let mut staging = state.staging.lock();
-            // SAFETY: the application's array.
-            for cb in unsafe { slice(buffers, count) } {
-                map.remove(cb);
-                staging.release(*cb);
-            }
+    let forget = |state: &DeviceState| {
+        retire_command_buffers();
+        let mut map = state.command_buffers.write();
+        let mut staging = state.staging.lock();
+        // SAFETY: the application's array.
+        for cb in unsafe { slice(buffers, count) } {
+            map.remove(cb);
+            staging.release(*cb);
         }
-        // SAFETY: forwarding the application's arguments.
-        unsafe { (state.dispatch.fp.fp_v1_0().free_command_buffers)(device, pool, count, buffers) }
-    })
+    };
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward("vkFreeCommandBuffers", device, forget, |state| {
+            (state.dispatch.fp.fp_v1_0().free_command_buffers)(device, pool, count, buffers)
+        })
+    }
 }
 
 pub(super) unsafe extern "system" fn begin_command_buffer(
@@ -133,24 +134,26 @@ pub(super) unsafe extern "system" fn destroy_command_pool(
     pool: vk::CommandPool,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyCommandPool", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        {
-            retire_command_buffers();
-            let mut map = state.command_buffers.write();
-            let mut staging = state.staging.lock();
-            map.retain(|cb, s| {
-                let keep = s.lock().pool != pool;
-                if !keep {
-                    staging.release(*cb);
-                }
-                keep
-            });
-        }
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().destroy_command_pool)(device, pool, allocator) }
-    })
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward(
+            "vkDestroyCommandPool",
+            device,
+            |state| {
+                retire_command_buffers();
+                let mut map = state.command_buffers.write();
+                let mut staging = state.staging.lock();
+                map.retain(|cb, s| {
+                    let keep = s.lock().pool != pool;
+                    if !keep {
+                        staging.release(*cb);
+                    }
+                    keep
+                });
+            },
+            |state| (state.dispatch.fp.fp_v1_0().destroy_command_pool)(device, pool, allocator),
+        )
+    }
 }
 
 pub(super) unsafe extern "system" fn cmd_bind_pipeline(

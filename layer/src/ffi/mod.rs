@@ -18,6 +18,7 @@ mod instance;
 mod loader;
 mod lookup;
 mod maintenance6;
+mod objects;
 mod proc_addr;
 mod rendering;
 mod report;

@@ -12,8 +12,9 @@
 //! is refused (`ffi::graph`).
 
 use super::chain::find_in_chain;
-use super::guard::{guard_command, guard_result, guard_value};
+use super::guard::{guard_command, guard_result};
 use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
+use super::objects::forget_then_forward;
 use super::slice;
 use crate::device::DeviceState;
 use crate::state::command_buffer::{RenderPassInstance, RenderingAttachment, RenderingInstance};
@@ -252,19 +253,20 @@ pub(super) unsafe extern "system" fn destroy_render_pass(
     render_pass: vk::RenderPass,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyRenderPass", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        let fp = state.dispatch.fp.fp_v1_0();
+    let forget = |state: &DeviceState| {
         if let Some(resume) = state.resources.lock().render_passes.remove(&render_pass) {
             for pass in resume {
                 // SAFETY: the layer's copies, used by the same command buffers as the application's pass.
-                unsafe { (fp.destroy_render_pass)(device, pass, std::ptr::null()) };
+                unsafe { (state.dispatch.fp.fp_v1_0().destroy_render_pass)(device, pass, std::ptr::null()) };
             }
         }
-        // SAFETY: forwarding.
-        unsafe { (fp.destroy_render_pass)(device, render_pass, allocator) }
-    })
+    };
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward("vkDestroyRenderPass", device, forget, |state| {
+            (state.dispatch.fp.fp_v1_0().destroy_render_pass)(device, render_pass, allocator)
+        })
+    }
 }
 
 /// Shadows a render pass instance being begun.

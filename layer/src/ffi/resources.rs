@@ -7,6 +7,7 @@
 use super::chain::{find_in_chain, OwnedChain};
 use super::guard::{guard_result, guard_value};
 use super::lookup::device_of;
+use super::objects::{forget_then_forward, forward_then_record};
 use super::{c_str, slice};
 use crate::amdx;
 use crate::device::{DeviceState, ScratchBuffer};
@@ -55,13 +56,17 @@ pub(super) unsafe extern "system" fn destroy_shader_module(
     module: vk::ShaderModule,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyShaderModule", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        state.resources.lock().node_modules.remove(&module);
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().destroy_shader_module)(device, module, allocator) }
-    })
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward(
+            "vkDestroyShaderModule",
+            device,
+            |state| {
+                state.resources.lock().node_modules.remove(&module);
+            },
+            |state| (state.dispatch.fp.fp_v1_0().destroy_shader_module)(device, module, allocator),
+        )
+    }
 }
 
 /// Usages the runtime needs on scratch memory: storage (payload ring and
@@ -138,18 +143,20 @@ pub(super) unsafe extern "system" fn destroy_buffer(
     buffer: vk::Buffer,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyBuffer", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        {
-            let mut resources = state.resources.lock();
-            if let Some(ScratchBuffer { address: Some(address), .. }) = resources.scratch_buffers.remove(&buffer) {
-                resources.scratch_by_address.remove(&address);
-            }
-        }
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().destroy_buffer)(device, buffer, allocator) }
-    })
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward(
+            "vkDestroyBuffer",
+            device,
+            |state| {
+                let mut resources = state.resources.lock();
+                if let Some(ScratchBuffer { address: Some(address), .. }) = resources.scratch_buffers.remove(&buffer) {
+                    resources.scratch_by_address.remove(&address);
+                }
+            },
+            |state| (state.dispatch.fp.fp_v1_0().destroy_buffer)(device, buffer, allocator),
+        )
+    }
 }
 
 /// `vkGetBufferDeviceAddress` and its KHR/EXT aliases (the device is 1.3, so
@@ -554,31 +561,31 @@ pub(super) unsafe extern "system" fn create_descriptor_set_layout(
     allocator: *const vk::AllocationCallbacks<'static>,
     layout: *mut vk::DescriptorSetLayout,
 ) -> vk::Result {
-    guard_result("vkCreateDescriptorSetLayout", || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: forwarding.
-        let result = unsafe {
-            (state.dispatch.fp.fp_v1_0().create_descriptor_set_layout)(device, create_info, allocator, layout)
-        };
-        if result == vk::Result::SUCCESS {
-            // SAFETY: valid create info and its bindings.
-            let bindings = unsafe { slice((*create_info).p_bindings, (*create_info).binding_count) };
-            let dynamic: u32 = bindings
-                .iter()
-                .filter(|b| {
-                    matches!(
-                        b.descriptor_type,
-                        vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
-                    )
-                })
-                .map(|b| b.descriptor_count)
-                .sum();
-            // SAFETY: written on success.
-            state.resources.lock().set_layout_dynamic_counts.insert(unsafe { *layout }, dynamic);
-        }
-        result
-    })
+    let record = |state: &DeviceState, handle| {
+        // SAFETY: valid create info and its bindings.
+        let bindings = unsafe { slice((*create_info).p_bindings, (*create_info).binding_count) };
+        let dynamic: u32 = bindings
+            .iter()
+            .filter(|b| {
+                matches!(
+                    b.descriptor_type,
+                    vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+                )
+            })
+            .map(|b| b.descriptor_count)
+            .sum();
+        state.resources.lock().set_layout_dynamic_counts.insert(handle, dynamic);
+    };
+    // SAFETY: a valid device and output pointer; forwarding the application's arguments.
+    unsafe {
+        forward_then_record(
+            "vkCreateDescriptorSetLayout",
+            device,
+            layout,
+            |state| (state.dispatch.fp.fp_v1_0().create_descriptor_set_layout)(device, create_info, allocator, layout),
+            record,
+        )
+    }
 }
 
 pub(super) unsafe extern "system" fn destroy_descriptor_set_layout(
@@ -586,13 +593,17 @@ pub(super) unsafe extern "system" fn destroy_descriptor_set_layout(
     layout: vk::DescriptorSetLayout,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyDescriptorSetLayout", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        state.resources.lock().set_layout_dynamic_counts.remove(&layout);
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().destroy_descriptor_set_layout)(device, layout, allocator) }
-    })
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward(
+            "vkDestroyDescriptorSetLayout",
+            device,
+            |state| {
+                state.resources.lock().set_layout_dynamic_counts.remove(&layout);
+            },
+            |state| (state.dispatch.fp.fp_v1_0().destroy_descriptor_set_layout)(device, layout, allocator),
+        )
+    }
 }
 
 pub(super) unsafe extern "system" fn create_pipeline_layout(
@@ -601,30 +612,31 @@ pub(super) unsafe extern "system" fn create_pipeline_layout(
     allocator: *const vk::AllocationCallbacks<'static>,
     layout: *mut vk::PipelineLayout,
 ) -> vk::Result {
-    guard_result("vkCreatePipelineLayout", || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: forwarding.
-        let result =
-            unsafe { (state.dispatch.fp.fp_v1_0().create_pipeline_layout)(device, create_info, allocator, layout) };
-        if result == vk::Result::SUCCESS {
-            // SAFETY: valid create info and its set layouts.
-            let (sets, ranges) = unsafe {
-                let info = &*create_info;
-                (
-                    slice(info.p_set_layouts, info.set_layout_count),
-                    slice(info.p_push_constant_ranges, info.push_constant_range_count),
-                )
-            };
-            let mut resources = state.resources.lock();
-            let dynamic_counts =
-                sets.iter().map(|s| resources.set_layout_dynamic_counts.get(s).copied().unwrap_or(0)).collect();
-            let info = PipelineLayoutInfo { set_layouts: sets.to_vec(), push_ranges: ranges.to_vec(), dynamic_counts };
-            // SAFETY: written on success.
-            resources.pipeline_layouts.insert(unsafe { *layout }, Arc::new(info));
-        }
-        result
-    })
+    let record = |state: &DeviceState, handle| {
+        // SAFETY: valid create info and its set layouts.
+        let (sets, ranges) = unsafe {
+            let info = &*create_info;
+            (
+                slice(info.p_set_layouts, info.set_layout_count),
+                slice(info.p_push_constant_ranges, info.push_constant_range_count),
+            )
+        };
+        let mut resources = state.resources.lock();
+        let dynamic_counts =
+            sets.iter().map(|s| resources.set_layout_dynamic_counts.get(s).copied().unwrap_or(0)).collect();
+        let info = PipelineLayoutInfo { set_layouts: sets.to_vec(), push_ranges: ranges.to_vec(), dynamic_counts };
+        resources.pipeline_layouts.insert(handle, Arc::new(info));
+    };
+    // SAFETY: a valid device and output pointer; forwarding the application's arguments.
+    unsafe {
+        forward_then_record(
+            "vkCreatePipelineLayout",
+            device,
+            layout,
+            |state| (state.dispatch.fp.fp_v1_0().create_pipeline_layout)(device, create_info, allocator, layout),
+            record,
+        )
+    }
 }
 
 pub(super) unsafe extern "system" fn destroy_pipeline_layout(
@@ -632,13 +644,17 @@ pub(super) unsafe extern "system" fn destroy_pipeline_layout(
     layout: vk::PipelineLayout,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyPipelineLayout", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        state.resources.lock().pipeline_layouts.remove(&layout);
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_0().destroy_pipeline_layout)(device, layout, allocator) }
-    })
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward(
+            "vkDestroyPipelineLayout",
+            device,
+            |state| {
+                state.resources.lock().pipeline_layouts.remove(&layout);
+            },
+            |state| (state.dispatch.fp.fp_v1_0().destroy_pipeline_layout)(device, layout, allocator),
+        )
+    }
 }
 
 #[cfg(test)]

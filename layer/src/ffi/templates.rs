@@ -12,11 +12,12 @@
 //! descriptor sets (not pushes) pass through untouched.
 
 use super::commands::{descriptor_array, DescriptorArray};
-use super::guard::{guard_command, guard_result, guard_value};
-use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
+use super::guard::guard_command;
+use super::lookup::{recording, Recording, ValidCommandBuffer};
+use super::objects::{forget_then_forward, forward_then_record};
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-use crate::device::PushTemplate;
+use crate::device::{DeviceState, PushTemplate};
 use crate::state::command_buffer::{latest_entry, PushedDescriptor};
 use ash::vk;
 use std::ffi::c_void;
@@ -27,29 +28,31 @@ pub(super) unsafe extern "system" fn create_descriptor_update_template(
     allocator: *const vk::AllocationCallbacks<'static>,
     out: *mut vk::DescriptorUpdateTemplate,
 ) -> vk::Result {
-    guard_result("vkCreateDescriptorUpdateTemplate", || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: valid when non-null (the command's valid usage).
-        let Some(create) = (unsafe { info.as_ref() }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+    // SAFETY: valid when non-null (the command's valid usage).
+    let create = unsafe { info.as_ref() };
+    let forward = |state: &DeviceState| {
+        let Some(create) = create else { return vk::Result::ERROR_INITIALIZATION_FAILED };
         let push = create.template_type == vk::DescriptorUpdateTemplateType::PUSH_DESCRIPTORS_KHR;
-        let graph = push && create.pipeline_bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH;
         let mut below = *create;
-        if graph {
+        if push && create.pipeline_bind_point == PIPELINE_BIND_POINT_EXECUTION_GRAPH {
             below.pipeline_bind_point = vk::PipelineBindPoint::COMPUTE;
         }
         // SAFETY: forwarding (with the bind point the driver knows).
-        let result =
-            unsafe { (state.dispatch.fp.fp_v1_1().create_descriptor_update_template)(device, &below, allocator, out) };
-        if result == vk::Result::SUCCESS && push {
-            // SAFETY: the application's entry array; the handle was written.
-            let (entries, handle) =
-                unsafe { (slice(create.p_descriptor_update_entries, create.descriptor_update_entry_count), *out) };
-            let template = PushTemplate { bind_point: create.pipeline_bind_point, entries: entries.to_vec() };
-            state.resources.lock().push_templates.insert(handle, std::sync::Arc::new(template));
+        unsafe { (state.dispatch.fp.fp_v1_1().create_descriptor_update_template)(device, &below, allocator, out) }
+    };
+    let record = |state: &DeviceState, handle| {
+        // `forward` succeeded, so the create info is there.
+        let Some(create) = create else { return };
+        if create.template_type != vk::DescriptorUpdateTemplateType::PUSH_DESCRIPTORS_KHR {
+            return;
         }
-        result
-    })
+        // SAFETY: the application's entry array.
+        let entries = unsafe { slice(create.p_descriptor_update_entries, create.descriptor_update_entry_count) };
+        let template = PushTemplate { bind_point: create.pipeline_bind_point, entries: entries.to_vec() };
+        state.resources.lock().push_templates.insert(handle, std::sync::Arc::new(template));
+    };
+    // SAFETY: a valid device and output pointer.
+    unsafe { forward_then_record("vkCreateDescriptorUpdateTemplate", device, out, forward, record) }
 }
 
 pub(super) unsafe extern "system" fn destroy_descriptor_update_template(
@@ -57,13 +60,17 @@ pub(super) unsafe extern "system" fn destroy_descriptor_update_template(
     template: vk::DescriptorUpdateTemplate,
     allocator: *const vk::AllocationCallbacks<'static>,
 ) {
-    guard_value("vkDestroyDescriptorUpdateTemplate", (), || {
-        // SAFETY: valid device.
-        let Some(state) = (unsafe { device_of(device) }) else { return };
-        state.resources.lock().push_templates.remove(&template);
-        // SAFETY: forwarding.
-        unsafe { (state.dispatch.fp.fp_v1_1().destroy_descriptor_update_template)(device, template, allocator) }
-    })
+    // SAFETY: a valid device; forwarding the application's arguments.
+    unsafe {
+        forget_then_forward(
+            "vkDestroyDescriptorUpdateTemplate",
+            device,
+            |state| {
+                state.resources.lock().push_templates.remove(&template);
+            },
+            |state| (state.dispatch.fp.fp_v1_1().destroy_descriptor_update_template)(device, template, allocator),
+        )
+    }
 }
 
 /// Keeps the writes a push with `template` makes from the application's
