@@ -6,7 +6,7 @@
 use super::chain::find_in_chain;
 use super::guard::{guard_command, guard_result};
 use super::lookup::device_of;
-use super::resources::node_stage;
+use super::pipelines::node_stage;
 use super::{c_str, slice};
 use crate::amdx;
 use crate::device::{CommandBufferState, DeviceState, StatusSlot};

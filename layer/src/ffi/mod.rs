@@ -7,6 +7,7 @@
 //! through [`lookup`] in [`crate::device`] and call the runtime in
 //! [`crate::graph`] with what it needs; nothing below imports `ffi`.
 
+mod buffers;
 mod chain;
 mod commands;
 mod descriptor_buffer;
@@ -15,14 +16,16 @@ mod device_features;
 mod graph;
 mod guard;
 mod instance;
+mod layouts;
 mod loader;
 mod lookup;
 mod maintenance6;
 mod objects;
+mod pipelines;
 mod proc_addr;
 mod rendering;
 mod report;
-mod resources;
+mod shader_modules;
 mod struct_sizes;
 mod templates;
 

@@ -25,8 +25,8 @@
 use super::guard::guard_value;
 use super::loader::{NegotiateLayerInterface, INTERFACE_VERSION, NEGOTIATE_INTERFACE_STRUCT};
 use super::{
-    c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, maintenance6, rendering, report,
-    resources, templates, write_array,
+    buffers, c_str, commands, descriptor_buffer, device, dispatch_key, graph, instance, layouts, maintenance6,
+    pipelines, rendering, report, shader_modules, templates, write_array,
 };
 use crate::device::{DeviceState, DEVICES};
 use crate::state::INSTANCES;
@@ -204,21 +204,21 @@ hooks! {
     vkCmdSetViewport [MESH] => rendering::cmd_set_viewport;
     vkCmdSetScissor [MESH] => rendering::cmd_set_scissor;
 
-    // Resources.
-    vkCreateShaderModule [EMULATED] => resources::create_shader_module;
-    vkDestroyShaderModule [EMULATED] => resources::destroy_shader_module;
-    vkCreateBuffer [EMULATED] => resources::create_buffer;
-    vkDestroyBuffer [EMULATED] => resources::destroy_buffer;
-    vkGetBufferDeviceAddress [EMULATED] => resources::get_buffer_device_address;
-    vkGetBufferDeviceAddressKHR [EMULATED] => resources::get_buffer_device_address;
-    vkGetBufferDeviceAddressEXT [EMULATED] => resources::get_buffer_device_address;
-    vkCreateComputePipelines [EMULATED] => resources::create_compute_pipelines;
-    vkCreateGraphicsPipelines [EMULATED] => resources::create_graphics_pipelines;
-    vkDestroyPipeline [EMULATED] => resources::destroy_pipeline;
-    vkCreateDescriptorSetLayout [EMULATED] => resources::create_descriptor_set_layout;
-    vkDestroyDescriptorSetLayout [EMULATED] => resources::destroy_descriptor_set_layout;
-    vkCreatePipelineLayout [EMULATED] => resources::create_pipeline_layout;
-    vkDestroyPipelineLayout [EMULATED] => resources::destroy_pipeline_layout;
+    // Shader modules, buffers, pipelines, layouts, update templates.
+    vkCreateShaderModule [EMULATED] => shader_modules::create_shader_module;
+    vkDestroyShaderModule [EMULATED] => shader_modules::destroy_shader_module;
+    vkCreateBuffer [EMULATED] => buffers::create_buffer;
+    vkDestroyBuffer [EMULATED] => buffers::destroy_buffer;
+    vkGetBufferDeviceAddress [EMULATED] => buffers::get_buffer_device_address;
+    vkGetBufferDeviceAddressKHR [EMULATED] => buffers::get_buffer_device_address;
+    vkGetBufferDeviceAddressEXT [EMULATED] => buffers::get_buffer_device_address;
+    vkCreateComputePipelines [EMULATED] => pipelines::create_compute_pipelines;
+    vkCreateGraphicsPipelines [EMULATED] => pipelines::create_graphics_pipelines;
+    vkDestroyPipeline [EMULATED] => pipelines::destroy_pipeline;
+    vkCreateDescriptorSetLayout [EMULATED] => layouts::create_descriptor_set_layout;
+    vkDestroyDescriptorSetLayout [EMULATED] => layouts::destroy_descriptor_set_layout;
+    vkCreatePipelineLayout [EMULATED] => layouts::create_pipeline_layout;
+    vkDestroyPipelineLayout [EMULATED] => layouts::destroy_pipeline_layout;
     vkCreateDescriptorUpdateTemplate [EMULATED] => templates::create_descriptor_update_template;
     vkCreateDescriptorUpdateTemplateKHR [EMULATED] => templates::create_descriptor_update_template;
     vkDestroyDescriptorUpdateTemplate [EMULATED] => templates::destroy_descriptor_update_template;
