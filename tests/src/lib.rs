@@ -17,7 +17,8 @@
 //! Modules: [`env`](mod@env) (loader environment, once per process), [`instance`],
 //! [`device`], [`buffer`], [`compute`], [`graph`], [`messages`] (validation
 //! messages), [`descriptor_heap`] (descriptor buffers), [`mesh`] (the
-//! mesh-node scene), [`skip`] (run-time skips CI sees), [`error`]. The revision-2 AMDX declarations are
+//! mesh-node scene), [`skip`] (run-time skips CI sees), [`texture`] (a sampled
+//! texture), [`error`]. The revision-2 AMDX declarations are
 //! `vk_amdx`'s; the Vulkan plumbing under the helpers is `vk_host`'s.
 
 pub mod buffer;
@@ -33,6 +34,7 @@ pub mod mesh;
 pub mod messages;
 pub mod models;
 pub mod skip;
+pub mod texture;
 
 pub use buffer::HostBuffer;
 pub use compute::{run_scale_add, StorageCompute};

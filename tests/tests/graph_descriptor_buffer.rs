@@ -22,6 +22,7 @@ use conformance_tests::descriptor_heap::DescriptorHeap;
 use conformance_tests::graph::{raw_hello_chain, RawDispatch};
 use conformance_tests::models::hello_chain;
 use conformance_tests::skip::{skip, Lane};
+use conformance_tests::texture::rgba8_texture;
 use conformance_tests::{compute_queue_family, env, Extras, InstanceOptions, TestDevice, TestInstance};
 use vk_amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 
@@ -159,81 +160,6 @@ const SAMPLING: &[u8] = include_bytes!("../../spirv-lowering/tests/dxc/sampling.
 /// The red value of the 1x1 texture `sampleNode` reads.
 const RED: u8 = 200;
 
-/// A 1x1 RGBA8 texture holding ([`RED`], 0, 0, 255), ready to sample, and its view.
-fn red_texel(dev: &TestDevice<'_>) -> (vk::Image, vk::DeviceMemory, vk::ImageView) {
-    let d = &dev.device;
-    let staging = dev.create_host_buffer(4, vk::BufferUsageFlags::TRANSFER_SRC).expect("staging");
-    staging.write_bytes(0, &[RED, 0, 0, 255]).expect("texel");
-    let info = vk::ImageCreateInfo::default()
-        .image_type(vk::ImageType::TYPE_2D)
-        .format(vk::Format::R8G8B8A8_UNORM)
-        .extent(vk::Extent3D { width: 1, height: 1, depth: 1 })
-        .mip_levels(1)
-        .array_layers(1)
-        .samples(vk::SampleCountFlags::TYPE_1)
-        .tiling(vk::ImageTiling::OPTIMAL)
-        .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST);
-    let range =
-        vk::ImageSubresourceRange::default().aspect_mask(vk::ImageAspectFlags::COLOR).level_count(1).layer_count(1);
-    // SAFETY: (block) valid device; the caller destroys the objects.
-    unsafe {
-        let image = d.create_image(&info, None).expect("image");
-        let req = d.get_image_memory_requirements(image);
-        let ty = dev.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()).expect("memory type");
-        let memory = d
-            .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
-            .expect("memory");
-        d.bind_image_memory(image, memory, 0).expect("bind");
-        dev.submit_once(|cb| {
-            let to_dst = vk::ImageMemoryBarrier::default()
-                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .image(image)
-                .subresource_range(range);
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_dst],
-            );
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(
-                    vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
-                )
-                .image_extent(vk::Extent3D { width: 1, height: 1, depth: 1 });
-            d.cmd_copy_buffer_to_image(cb, staging.buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
-            let to_read = vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::SHADER_READ)
-                .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
-                .image(image)
-                .subresource_range(range);
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_read],
-            );
-        })
-        .expect("upload");
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(image)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(vk::Format::R8G8B8A8_UNORM)
-            .subresource_range(range);
-        let view = d.create_image_view(&view_info, None).expect("view");
-        (image, memory, view)
-    }
-}
-
 /// `vkCmdBindDescriptorBufferEmbeddedSamplersEXT` at the graph bind point
 /// (or its maintenance6 form for the compute stage): `sampleNode` samples
 /// a texture with the embedded immutable sampler of set 1. Checked on
@@ -274,7 +200,7 @@ fn embedded_samplers(with_maintenance6: bool) {
             .create_host_buffer(64, vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS)
             .expect("out");
         out.write_u32(&[0; 16]).expect("clear");
-        let (image, memory, view) = red_texel(&dev);
+        let (image, memory, view) = rgba8_texture(&dev, &[[RED, 0, 0, 255]]);
         // SAFETY: (block) valid device; every object is destroyed below.
         unsafe {
             let sampler = d.create_sampler(&vk::SamplerCreateInfo::default(), None).expect("sampler");

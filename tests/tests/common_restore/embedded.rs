@@ -13,6 +13,7 @@ use ash::vk;
 use conformance_tests::compute::spirv_words;
 use conformance_tests::graph::{raw_hello_chain, RawDispatch};
 use conformance_tests::models::hello_chain;
+use conformance_tests::texture::rgba8_texture;
 use conformance_tests::{HostBuffer, TestDevice, TestInstance};
 use vk_amdx::{Commands, PIPELINE_BIND_POINT_EXECUTION_GRAPH};
 
@@ -61,7 +62,7 @@ impl<'d> Embedded<'d> {
         out.write_u32(&[0; 16]).expect("clear");
         let uav = dev.create_host_buffer(32, usage).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
-        let (image, memory, view) = texture(dev);
+        let (image, memory, view) = rgba8_texture(dev, &[[RED, 0, 0, 255], [0, 0, 0, 255]]);
         let samplers = [sampler(dev, vk::Filter::NEAREST), sampler(dev, vk::Filter::LINEAR)];
 
         let on_heap = vk::DescriptorSetLayoutCreateFlags::DESCRIPTOR_BUFFER_EXT;
@@ -227,75 +228,4 @@ fn sampler(dev: &TestDevice<'_>, filter: vk::Filter) -> vk::Sampler {
         .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE);
     // SAFETY: valid device and create info.
     unsafe { dev.device.create_sampler(&info, None) }.expect("sampler")
-}
-
-/// The 2x1 RGBA8 texture ([`RED`], 0, 0, 255), (0, 0, 0, 255), ready to
-/// sample, with its memory and view.
-fn texture(dev: &TestDevice<'_>) -> (vk::Image, vk::DeviceMemory, vk::ImageView) {
-    let d = &dev.device;
-    let staging = dev.create_host_buffer(8, vk::BufferUsageFlags::TRANSFER_SRC).expect("staging");
-    staging.write_bytes(0, &[RED, 0, 0, 255, 0, 0, 0, 255]).expect("texels");
-    let extent = vk::Extent3D { width: 2, height: 1, depth: 1 };
-    let info = vk::ImageCreateInfo::default()
-        .image_type(vk::ImageType::TYPE_2D)
-        .format(vk::Format::R8G8B8A8_UNORM)
-        .extent(extent)
-        .mip_levels(1)
-        .array_layers(1)
-        .samples(vk::SampleCountFlags::TYPE_1)
-        .tiling(vk::ImageTiling::OPTIMAL)
-        .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST);
-    let range =
-        vk::ImageSubresourceRange::default().aspect_mask(vk::ImageAspectFlags::COLOR).level_count(1).layer_count(1);
-    // SAFETY: (block) valid device; the caller destroys the objects.
-    unsafe {
-        let image = d.create_image(&info, None).expect("image");
-        let req = d.get_image_memory_requirements(image);
-        let ty = dev.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()).expect("memory type");
-        let memory = d
-            .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
-            .expect("memory");
-        d.bind_image_memory(image, memory, 0).expect("bind");
-        dev.submit_once(|cb| {
-            let barrier = |from, to, src, dst| {
-                vk::ImageMemoryBarrier::default()
-                    .src_access_mask(src)
-                    .dst_access_mask(dst)
-                    .old_layout(from)
-                    .new_layout(to)
-                    .image(image)
-                    .subresource_range(range)
-            };
-            let to_dst = barrier(
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::AccessFlags::empty(),
-                vk::AccessFlags::TRANSFER_WRITE,
-            );
-            let (top, transfer) = (vk::PipelineStageFlags::TOP_OF_PIPE, vk::PipelineStageFlags::TRANSFER);
-            d.cmd_pipeline_barrier(cb, top, transfer, vk::DependencyFlags::empty(), &[], &[], &[to_dst]);
-            let region = vk::BufferImageCopy::default()
-                .image_subresource(
-                    vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
-                )
-                .image_extent(extent);
-            d.cmd_copy_buffer_to_image(cb, staging.buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
-            let to_read = barrier(
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::SHADER_READ,
-            );
-            let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
-            d.cmd_pipeline_barrier(cb, transfer, compute, vk::DependencyFlags::empty(), &[], &[], &[to_read]);
-        })
-        .expect("upload");
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(image)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(vk::Format::R8G8B8A8_UNORM)
-            .subresource_range(range);
-        let view = d.create_image_view(&view_info, None).expect("view");
-        (image, memory, view)
-    }
 }
