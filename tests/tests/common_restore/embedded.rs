@@ -10,14 +10,13 @@
 //! the pipeline and set 0's offset follow it.
 
 use ash::vk;
-use conformance_tests::compute::spirv_words;
-use conformance_tests::graph::{raw_hello_chain, RawDispatch};
+use conformance_tests::graph::RawDispatch;
 use conformance_tests::models::hello_chain;
 use conformance_tests::texture::rgba8_texture;
 use conformance_tests::{HostBuffer, TestDevice, TestInstance};
 use vk_amdx::{Commands, PIPELINE_BIND_POINT_EXECUTION_GRAPH};
 
-use super::{binding, compute_pipeline, descriptor_buffer_properties, pipeline_layout, set_layout};
+use super::{binding, descriptor_buffer_properties, pipeline_layout, pipelines, set_layout, Pipelines};
 
 const SAMPLE_EMBEDDED: &[u8] = include_bytes!("../../shaders/sample_embedded.comp.spv");
 
@@ -124,16 +123,8 @@ impl<'d> Embedded<'d> {
         }
 
         let flags = vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT;
-        let words = spirv_words(SAMPLE_EMBEDDED).expect("spirv");
-        // SAFETY: valid device and code.
-        let compute_module =
-            unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
-                .expect("module");
-        let compute = compute_pipeline(dev, compute_module, compute_layout, flags);
-        let (graph, graph_module) =
-            raw_hello_chain(dev, &fns, graph_layout, flags, vk::PipelineCache::null(), std::ptr::null())
-                .expect("graph");
-        let dispatch = RawDispatch::new(dev, &fns, graph, &RECORDS).expect("dispatch");
+        let Pipelines { compute_module, compute, graph_module, graph, dispatch } =
+            pipelines(dev, &fns, SAMPLE_EMBEDDED, [compute_layout, graph_layout], flags, &RECORDS);
         Embedded {
             dev,
             fns,

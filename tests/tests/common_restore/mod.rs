@@ -8,7 +8,42 @@ pub mod embedded;
 pub mod scene;
 
 use ash::vk;
+use conformance_tests::compute::spirv_words;
+use conformance_tests::graph::{raw_hello_chain, RawDispatch};
 use conformance_tests::TestDevice;
+use vk_amdx::Commands;
+
+/// Both scenes' two pipelines: the application's compute pipeline and the
+/// hello chain's graph, with a dispatch of the graph ready to record.
+pub struct Pipelines {
+    pub compute_module: vk::ShaderModule,
+    pub compute: vk::Pipeline,
+    pub graph_module: vk::ShaderModule,
+    pub graph: vk::Pipeline,
+    pub dispatch: RawDispatch,
+}
+
+/// The compute pipeline of `spv`'s `main` on `compute_layout` and the hello
+/// chain on `graph_layout`, both with `flags`, and a dispatch of `records`.
+pub fn pipelines(
+    dev: &TestDevice<'_>,
+    fns: &Commands,
+    spv: &[u8],
+    [compute_layout, graph_layout]: [vk::PipelineLayout; 2],
+    flags: vk::PipelineCreateFlags,
+    records: &[(u32, u32)],
+) -> Pipelines {
+    let words = spirv_words(spv).expect("spirv");
+    // SAFETY: valid device and code.
+    let compute_module =
+        unsafe { dev.device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
+            .expect("module");
+    let compute = compute_pipeline(dev, compute_module, compute_layout, flags);
+    let (graph, graph_module) =
+        raw_hello_chain(dev, fns, graph_layout, flags, vk::PipelineCache::null(), std::ptr::null()).expect("graph");
+    let dispatch = RawDispatch::new(dev, fns, graph, records).expect("dispatch");
+    Pipelines { compute_module, compute, graph_module, graph, dispatch }
+}
 
 /// A compute pipeline of `module`'s `main` on `layout`, with `flags`.
 pub fn compute_pipeline(

@@ -15,14 +15,14 @@
 //! survive the graph dispatch.
 
 use ash::vk;
-use conformance_tests::compute::{scale_add_push, spirv_words, SCALE_ADD_SPV};
+use conformance_tests::compute::{scale_add_push, SCALE_ADD_SPV};
 use conformance_tests::descriptor_heap::DescriptorHeap;
-use conformance_tests::graph::{raw_hello_chain, RawDispatch};
+use conformance_tests::graph::RawDispatch;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{HostBuffer, TestDevice, TestInstance};
 use vk_amdx::{Commands, PIPELINE_BIND_POINT_EXECUTION_GRAPH};
 
-use super::{binding, compute_pipeline, pipeline_layout, set_layout};
+use super::{binding, pipeline_layout, pipelines, set_layout, Pipelines};
 
 /// How set 0's storage buffer is given, at both bind points.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -152,16 +152,8 @@ impl<'d> Scene<'d> {
         } else {
             vk::PipelineCreateFlags::empty()
         };
-        let words = spirv_words(SCALE_ADD_SPV).expect("spirv");
-        // SAFETY: valid device and code.
-        let compute_module =
-            unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
-                .expect("module");
-        let compute = compute_pipeline(dev, compute_module, compute_layout, flags);
-        let (graph, graph_module) =
-            raw_hello_chain(dev, &fns, graph_layout, flags, vk::PipelineCache::null(), std::ptr::null())
-                .expect("graph");
-        let dispatch = RawDispatch::new(dev, &fns, graph, &RECORDS).expect("dispatch");
+        let Pipelines { compute_module, compute, graph_module, graph, dispatch } =
+            pipelines(dev, &fns, SCALE_ADD_SPV, [compute_layout, graph_layout], flags, &RECORDS);
         Scene {
             dev,
             fns,
