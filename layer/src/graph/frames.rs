@@ -168,20 +168,8 @@ mod tests {
             })
             .unzip();
         let info = NodeShaderInfo {
-            name: "n".into(),
-            shader_index: 0,
-            launch: LaunchMode::Thread,
-            workgroup_size: [1, 1, 1],
-            input: size.map(input),
-            outputs: infos,
             max_recursion: recursion,
-            shares_input_with: None,
-            is_api_entry: true,
-            track_finish_writing: false,
-            uses_workgroup_memory: false,
-            uses_control_barriers: false,
-            input_needs_contiguous_records: false,
-            mesh: false,
+            ..crate::graph::link::test_node_info("n", 0, size.map(input), infos)
         };
         LinkedNode {
             decl: NodeDecl { name: "n".into(), index: 0, info },

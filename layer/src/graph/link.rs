@@ -348,54 +348,74 @@ impl Graph {
     }
 }
 
+/// A thread node's info for the runtime's unit tests: `name`[`index`], an
+/// API entry with `input` and `outputs`, no recursion.
+#[cfg(test)]
+pub(crate) fn test_node_info(
+    name: &str,
+    index: u32,
+    input: Option<spirv_lowering::InputPayload>,
+    outputs: Vec<spirv_lowering::OutputInfo>,
+) -> NodeShaderInfo {
+    NodeShaderInfo {
+        name: name.into(),
+        shader_index: index,
+        launch: spirv_lowering::LaunchMode::Thread,
+        workgroup_size: [1, 1, 1],
+        input,
+        outputs,
+        max_recursion: None,
+        shares_input_with: None,
+        is_api_entry: true,
+        track_finish_writing: false,
+        uses_workgroup_memory: false,
+        uses_control_barriers: false,
+        input_needs_contiguous_records: false,
+        mesh: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spirv_lowering::{InputPayload, LaunchMode, OutputInfo};
+    use spirv_lowering::{InputPayload, OutputInfo};
 
     fn node(name: &str, index: u32, outputs: &[(&str, Option<u32>, bool)], recursion: Option<u32>) -> NodeDecl {
         NodeDecl {
             name: name.into(),
             index,
             info: NodeShaderInfo {
-                name: name.into(),
-                shader_index: index,
-                launch: LaunchMode::Thread,
-                workgroup_size: [1, 1, 1],
-                input: Some(InputPayload {
-                    size: 8,
-                    stride: 8,
-                    dispatch_grid: None,
-                    max_payloads: 1,
-                    track_finish_writing: false,
-                    implicit: false,
-                }),
-                outputs: outputs
-                    .iter()
-                    .map(|&(target, array_size, sparse)| OutputInfo {
-                        type_id: 1,
-                        name: target.into(),
-                        name_spec_id: None,
-                        base_index: 0,
-                        array_size,
-                        sparse,
-                        max_payloads: 1,
-                        shares_limits_with: None,
-                        payload_size: 8,
-                        record_stride: 8,
-                        track_finish_writing: false,
-                        visibilities: vec![],
-                        length_queried: false,
-                    })
-                    .collect(),
                 max_recursion: recursion,
-                shares_input_with: None,
-                is_api_entry: true,
-                track_finish_writing: false,
-                uses_workgroup_memory: false,
-                uses_control_barriers: false,
-                input_needs_contiguous_records: false,
-                mesh: false,
+                ..test_node_info(
+                    name,
+                    index,
+                    Some(InputPayload {
+                        size: 8,
+                        stride: 8,
+                        dispatch_grid: None,
+                        max_payloads: 1,
+                        track_finish_writing: false,
+                        implicit: false,
+                    }),
+                    outputs
+                        .iter()
+                        .map(|&(target, array_size, sparse)| OutputInfo {
+                            type_id: 1,
+                            name: target.into(),
+                            name_spec_id: None,
+                            base_index: 0,
+                            array_size,
+                            sparse,
+                            max_payloads: 1,
+                            shares_limits_with: None,
+                            payload_size: 8,
+                            record_stride: 8,
+                            track_finish_writing: false,
+                            visibilities: vec![],
+                            length_queried: false,
+                        })
+                        .collect(),
+                )
             },
         }
     }

@@ -446,25 +446,13 @@ pub fn context_words(c: &GraphContext) -> [u32; 42] {
 mod tests {
     use super::*;
     use crate::graph::link::{LinkedNode, LinkedOutput, NodeDecl};
-    use spirv_lowering::{InputPayload, LaunchMode, NodeShaderInfo, OutputInfo};
+    use spirv_lowering::{InputPayload, NodeShaderInfo, OutputInfo};
 
     /// Node "n" (recursive) sends up to 256 60-byte records to "m"[0]; "m" reads them.
     pub(crate) fn graph() -> Graph {
         let info = |outputs: Vec<OutputInfo>, input: Option<InputPayload>| NodeShaderInfo {
-            name: "n".into(),
-            shader_index: 0,
-            launch: LaunchMode::Thread,
-            workgroup_size: [1, 1, 1],
-            input,
-            outputs,
             max_recursion: Some(3),
-            shares_input_with: None,
-            is_api_entry: true,
-            track_finish_writing: false,
-            uses_workgroup_memory: false,
-            uses_control_barriers: false,
-            input_needs_contiguous_records: false,
-            mesh: false,
+            ..crate::graph::link::test_node_info("n", 0, input, outputs)
         };
         let out = OutputInfo {
             type_id: 1,

@@ -194,22 +194,7 @@ mod tests {
             track_finish_writing: false,
             implicit: false,
         };
-        let info = NodeShaderInfo {
-            name: name.into(),
-            shader_index: index,
-            launch,
-            workgroup_size: [1, 1, 1],
-            input: Some(input),
-            outputs,
-            max_recursion: None,
-            shares_input_with: None,
-            is_api_entry: true,
-            track_finish_writing: false,
-            uses_workgroup_memory: false,
-            uses_control_barriers: false,
-            input_needs_contiguous_records: false,
-            mesh: false,
-        };
+        let info = NodeShaderInfo { launch, ..crate::graph::link::test_node_info(name, index, Some(input), outputs) };
         NodeDecl { name: name.into(), index, info }
     }
 
