@@ -10,7 +10,6 @@
 //! the pipeline and set 0's offset follow it.
 
 use ash::vk;
-use conformance_tests::graph::RawDispatch;
 use conformance_tests::models::hello_chain;
 use conformance_tests::texture::rgba8_texture;
 use conformance_tests::{HostBuffer, TestDevice, TestInstance};
@@ -40,13 +39,9 @@ pub struct Embedded<'d> {
     heap: HostBuffer,
     /// Where compute's set 0 starts in `heap` (the graph's starts at 0).
     compute_offset: u64,
-    compute_module: vk::ShaderModule,
-    compute: vk::Pipeline,
-    graph_module: vk::ShaderModule,
-    graph: vk::Pipeline,
+    pipelines: Pipelines,
     out: HostBuffer,
     uav: HostBuffer,
-    dispatch: RawDispatch,
 }
 
 impl<'d> Embedded<'d> {
@@ -123,8 +118,7 @@ impl<'d> Embedded<'d> {
         }
 
         let flags = vk::PipelineCreateFlags::DESCRIPTOR_BUFFER_EXT;
-        let Pipelines { compute_module, compute, graph_module, graph, dispatch } =
-            pipelines(dev, &fns, SAMPLE_EMBEDDED, [compute_layout, graph_layout], flags, &RECORDS);
+        let pipelines = pipelines(dev, &fns, SAMPLE_EMBEDDED, [compute_layout, graph_layout], flags, &RECORDS);
         Embedded {
             dev,
             fns,
@@ -138,13 +132,9 @@ impl<'d> Embedded<'d> {
             graph_layout,
             heap,
             compute_offset,
-            compute_module,
-            compute,
-            graph_module,
-            graph,
+            pipelines,
             out,
             uav,
-            dispatch,
         }
     }
 
@@ -162,15 +152,15 @@ impl<'d> Embedded<'d> {
         unsafe {
             db.cmd_bind_descriptor_buffers(cb, &heaps);
             db.cmd_bind_descriptor_buffer_embedded_samplers(cb, compute, self.compute_layout, 1);
-            d.cmd_bind_pipeline(cb, graph, self.graph);
+            d.cmd_bind_pipeline(cb, graph, self.pipelines.graph);
             db.cmd_set_descriptor_buffer_offsets(cb, graph, self.graph_layout, 0, &[0], &[0]);
             db.cmd_bind_descriptor_buffer_embedded_samplers(cb, graph, self.graph_layout, 1);
         }
-        self.dispatch.record(self.dev, &self.fns, cb);
+        self.pipelines.dispatch.record(self.dev, &self.fns, cb);
         self.dev.compute_barrier(cb);
         // SAFETY: as above; set 0 with compute's layout keeps its set 1.
         unsafe {
-            d.cmd_bind_pipeline(cb, compute, self.compute);
+            d.cmd_bind_pipeline(cb, compute, self.pipelines.compute);
             db.cmd_set_descriptor_buffer_offsets(cb, compute, self.compute_layout, 0, &[0], &[self.compute_offset]);
             d.cmd_dispatch(cb, 1, 1, 1);
         }
@@ -187,13 +177,10 @@ impl<'d> Embedded<'d> {
 
 impl Drop for Embedded<'_> {
     fn drop(&mut self) {
+        self.pipelines.destroy(self.dev);
         let d = &self.dev.device;
         // SAFETY: the device is idle after `submit_once`; every object is ours.
         unsafe {
-            d.destroy_pipeline(self.graph, None);
-            d.destroy_shader_module(self.graph_module, None);
-            d.destroy_pipeline(self.compute, None);
-            d.destroy_shader_module(self.compute_module, None);
             d.destroy_pipeline_layout(self.graph_layout, None);
             d.destroy_pipeline_layout(self.compute_layout, None);
             for &l in &self.set_layouts {

@@ -45,6 +45,21 @@ pub fn pipelines(
     Pipelines { compute_module, compute, graph_module, graph, dispatch }
 }
 
+impl Pipelines {
+    /// Destroys the pipelines and their modules (the dispatch's buffers go
+    /// with it).
+    pub fn destroy(&self, dev: &TestDevice<'_>) {
+        let d = &dev.device;
+        // SAFETY: the device is idle after `submit_once`; the objects are these.
+        unsafe {
+            d.destroy_pipeline(self.graph, None);
+            d.destroy_shader_module(self.graph_module, None);
+            d.destroy_pipeline(self.compute, None);
+            d.destroy_shader_module(self.compute_module, None);
+        }
+    }
+}
+
 /// A compute pipeline of `module`'s `main` on `layout`, with `flags`.
 pub fn compute_pipeline(
     dev: &TestDevice<'_>,

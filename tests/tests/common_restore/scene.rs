@@ -17,7 +17,6 @@
 use ash::vk;
 use conformance_tests::compute::{scale_add_push, SCALE_ADD_SPV};
 use conformance_tests::descriptor_heap::DescriptorHeap;
-use conformance_tests::graph::RawDispatch;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{HostBuffer, TestDevice, TestInstance};
 use vk_amdx::{Commands, PIPELINE_BIND_POINT_EXECUTION_GRAPH};
@@ -90,13 +89,9 @@ pub struct Scene<'d> {
     templates: [vk::DescriptorUpdateTemplate; 2],
     heap: Option<DescriptorHeap>,
     push: Option<ash::khr::push_descriptor::Device>,
-    compute_module: vk::ShaderModule,
-    compute: vk::Pipeline,
-    graph_module: vk::ShaderModule,
-    graph: vk::Pipeline,
+    pipelines: Pipelines,
     data: HostBuffer,
     uav: HostBuffer,
-    dispatch: RawDispatch,
 }
 
 impl<'d> Scene<'d> {
@@ -152,8 +147,7 @@ impl<'d> Scene<'d> {
         } else {
             vk::PipelineCreateFlags::empty()
         };
-        let Pipelines { compute_module, compute, graph_module, graph, dispatch } =
-            pipelines(dev, &fns, SCALE_ADD_SPV, [compute_layout, graph_layout], flags, &RECORDS);
+        let pipelines = pipelines(dev, &fns, SCALE_ADD_SPV, [compute_layout, graph_layout], flags, &RECORDS);
         Scene {
             dev,
             fns,
@@ -166,13 +160,9 @@ impl<'d> Scene<'d> {
             templates,
             heap,
             push,
-            compute_module,
-            compute,
-            graph_module,
-            graph,
+            pipelines,
             data,
             uav,
-            dispatch,
         }
     }
 
@@ -233,7 +223,7 @@ impl<'d> Scene<'d> {
         // SAFETY: (block) `cb` is recording on this device; the handles are the scene's.
         unsafe {
             match before {
-                Before::Pipeline => d.cmd_bind_pipeline(cb, compute, self.compute),
+                Before::Pipeline => d.cmd_bind_pipeline(cb, compute, self.pipelines.compute),
                 Before::Resources => self.give_buffer(cb, compute),
                 Before::PushConstants => {
                     let stage = vk::ShaderStageFlags::COMPUTE;
@@ -241,17 +231,17 @@ impl<'d> Scene<'d> {
                     d.cmd_push_constants(cb, self.compute_layout, stage, 8, &push[8..]);
                 }
             }
-            d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, self.graph);
+            d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, self.pipelines.graph);
             self.give_buffer(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH);
         }
-        self.dispatch.record(self.dev, &self.fns, cb);
+        self.pipelines.dispatch.record(self.dev, &self.fns, cb);
         // The graph's writes land first, also where a wrong restore makes
         // the application's dispatch write the graph's buffer.
         self.dev.compute_barrier(cb);
         // SAFETY: as above.
         unsafe {
             if before != Before::Pipeline {
-                d.cmd_bind_pipeline(cb, compute, self.compute);
+                d.cmd_bind_pipeline(cb, compute, self.pipelines.compute);
             }
             if before != Before::Resources {
                 self.give_buffer(cb, compute);
@@ -283,14 +273,11 @@ impl<'d> Scene<'d> {
 
 impl Drop for Scene<'_> {
     fn drop(&mut self) {
+        self.pipelines.destroy(self.dev);
         let d = &self.dev.device;
         // SAFETY: the device is idle after `submit_once`; the objects are the
         // scene's (the heap's are the device's); null handles are ignored.
         unsafe {
-            d.destroy_pipeline(self.graph, None);
-            d.destroy_shader_module(self.graph_module, None);
-            d.destroy_pipeline(self.compute, None);
-            d.destroy_shader_module(self.compute_module, None);
             for &t in &self.templates {
                 d.destroy_descriptor_update_template(t, None);
             }
