@@ -28,7 +28,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Weak};
+use std::sync::{Arc, LazyLock};
 
 pub(crate) static DEVICES: LazyLock<Registry<DeviceState>> = LazyLock::new(Registry::default);
 
@@ -115,9 +115,6 @@ pub(crate) struct Resources {
     /// Devices with mesh nodes: each single-subpass render pass's resume
     /// copies (see `state::command_buffer::RenderPassInstance::resume`).
     pub render_passes: HandleMap<vk::RenderPass, [vk::RenderPass; 2]>,
-    /// The names fault reports give, of each graph dispatched (see
-    /// [`DeviceState::graph_names`]), with the graph they were made from.
-    pub graph_names: HandleMap<vk::Pipeline, (Weak<GraphPipeline>, Arc<GraphNames>)>,
 }
 
 impl Resources {
@@ -194,24 +191,6 @@ impl DeviceState {
     /// What the layer recorded about a pipeline layout (empty if unknown).
     pub(crate) fn pipeline_layout(&self, layout: vk::PipelineLayout) -> Arc<PipelineLayoutInfo> {
         self.resources.lock().pipeline_layouts.get(&layout).cloned().unwrap_or_default()
-    }
-
-    /// The names fault reports give of `graph`'s nodes and outputs, made
-    /// on its first dispatch and shared by the later ones' status slots.
-    /// A weak reference tells the entry's graph from a later one with the
-    /// same handle, and keeps no graph (or the mesh nodes it holds) alive.
-    pub(crate) fn graph_names(&self, graph: &Arc<GraphPipeline>) -> Arc<GraphNames> {
-        let mut resources = self.resources.lock();
-        if let Some((made_from, names)) = resources.graph_names.get(&graph.handle) {
-            if std::ptr::eq(made_from.as_ptr(), Arc::as_ptr(graph)) {
-                return names.clone();
-            }
-        }
-        // A new graph: forget those destroyed since.
-        resources.graph_names.retain(|_, (made_from, _)| made_from.strong_count() > 0);
-        let names = Arc::new(GraphNames::new(&graph.graph, &graph.schedules));
-        resources.graph_names.insert(graph.handle, (Arc::downgrade(graph), names.clone()));
-        names
     }
 
     /// Reserves a status slot for a dispatch about to be recorded (creating the

@@ -366,7 +366,7 @@ impl DispatchContext {
     /// submissions are checked at the next host synchronisation point.
     fn remember_status(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
         let Some(StatusTarget { slot, .. }) = status else { return };
-        let names = self.state.graph_names(&self.graph);
+        let names = self.graph.names.clone();
         let levels: Vec<String> = recorded
             .levels
             .iter()

@@ -12,6 +12,7 @@ use super::kernels::KernelCache;
 use super::link::{self, Graph, NodeDecl};
 use super::scratch::FixedLayout;
 use super::stage::{spec_map, MeshNode, NodeStage};
+use super::status::GraphNames;
 use crate::amdx;
 use crate::state::pipeline_layout::PipelineLayoutInfo;
 use ash::vk;
@@ -54,6 +55,9 @@ pub struct GraphPipeline {
     /// The application's layout, extended by the runtime's push block.
     pub layout: vk::PipelineLayout,
     pub push_offset: u32,
+    /// What its dispatches' fault reports name (shared by their status
+    /// slots, so a report outlives the graph).
+    pub names: Arc<GraphNames>,
 }
 
 /// The layer's own pipelines on one device.
@@ -302,8 +306,9 @@ pub fn create_graph(
     // Success: the graph owns them now.
     let kernels = kernels.into_pipelines();
     std::mem::forget(layout_guard);
+    let names = Arc::new(GraphNames::new(&graph, &schedules));
     let created =
-        GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset };
+        GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset, names };
     if let Some(dir) = graph_dir {
         super::describe::write(dir, graph_number, created.handle, &created.graph, &created.fixed);
     }

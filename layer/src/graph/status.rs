@@ -103,7 +103,7 @@ impl StatusBuffer {
 }
 
 /// What a fault record numbers, by name, for one graph: built once per
-/// graph (`DeviceState::graph_names`) and shared by its dispatches' slots,
+/// graph (`GraphPipeline::names`) and shared by its dispatches' slots,
 /// so a report names nodes even after the graph was destroyed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GraphNames {
