@@ -8,11 +8,9 @@
 //! # Where `unsafe` lives
 //!
 //! Calling a driver entry point is `unsafe` in Rust. The crate denies
-//! `unsafe_code` everywhere but here, [`ffi`](crate::ffi) (the C boundary:
-//! the application's raw pointers become Rust data there) and two
-//! primitives that cannot be written safely (`state::recording_lock`, a
-//! lock over an `UnsafeCell`, and the test build's counting allocator);
-//! `layer/tests/unsafe_boundary.rs` checks the list. The runtime above
+//! `unsafe_code` everywhere but here and [`ffi`](crate::ffi) (the C
+//! boundary: the application's raw pointers become Rust data there);
+//! `layer/tests/unsafe_boundary.rs` checks it. The runtime above
 //! (`graph`, `device`) records and creates through these methods and holds
 //! no raw pointer.
 //!

@@ -503,11 +503,12 @@ mod tests {
             cb.set_scissors(0, &[scissor]);
         };
         record(&mut cb);
-        let before = crate::counting_allocator::allocations();
-        for _ in 0..100 {
-            record(&mut cb);
-        }
-        assert_eq!(crate::counting_allocator::allocations() - before, 0, "allocations in 100 rounds of calls");
+        let counted = allocation_counter::measure(|| {
+            for _ in 0..100 {
+                record(&mut cb);
+            }
+        });
+        assert_eq!(counted.count_total, 0, "allocations in 100 rounds of calls");
     }
 
     #[test]

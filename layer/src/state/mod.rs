@@ -13,9 +13,6 @@
 pub(crate) mod command_buffer;
 pub(crate) mod instance;
 pub(crate) mod pipeline_layout;
-/// A lock over an `UnsafeCell`: one of the crate's few places allowed
-/// `unsafe_code` (see the crate root).
-#[allow(unsafe_code)]
 pub(crate) mod recording_lock;
 pub(crate) mod registry;
 
