@@ -144,7 +144,11 @@ fn stage_node<'i, 'a>(graph: &GraphPipeline, slot: usize, inputs: Vec<&'i EntryI
 /// `s.starts_at`, as it goes (no copy on the way), and returns the total,
 /// checked against the node's MaxNumWorkgroupsAMDX (else the per-dimension
 /// limit) and the workgroups a node's records may ask for (past them a
-/// dispatch could run for minutes).
+/// dispatch could run for minutes). The sum is the CPU's part of a host
+/// dispatch's cost (fanout's 64k records), so it runs without a check per
+/// record; the checks hold for all records iff they hold for the largest
+/// component and the final total (the prefix sums only grow), and only a
+/// failed check walks the records again to name the first one.
 fn write_grid_starts(
     mut block: Reserved,
     graph: &GraphPipeline,
@@ -152,39 +156,83 @@ fn write_grid_starts(
     s: &Staged<'_, '_>,
 ) -> Result<u64, RecordError> {
     let schedule = graph.schedules[grid_node];
-    let max_grid = match graph.graph.nodes[grid_node].decl.info.launch {
-        LaunchMode::BroadcastDynamic { max_grid } => max_grid,
-        _ => None,
-    }
-    .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
-    let max_total = u64::from(crate::advertise::properties().max_execution_graph_workgroups);
-    let starts = block.words_mut(s.starts_at, s.records as usize);
     let read = GridReader::new(&schedule);
-    let limit = max_grid.map(u64::from);
-    let mut total = 0u64;
+    let starts = block.words_mut(s.starts_at, s.records as usize);
+    let mut sums = GridSums::default();
     let mut record = 0usize;
+    for input in &s.inputs {
+        let count = input.count as usize;
+        if let Some(out) = starts.get_mut(record..record + count) {
+            read.scan(input.payloads, input.stride, out, &mut sums);
+        }
+        record += count;
+    }
+    let limits = GridLimits::of(graph, grid_node);
+    let fits =
+        record == starts.len() && (0..3).all(|c| sums.largest[c] <= limits.grid[c]) && sums.total <= limits.total;
+    if fits {
+        Ok(sums.total)
+    } else {
+        first_grid_over(graph, s, &read, &limits)
+    }
+}
+
+/// A dynamic-grid node's limits on its records' grids.
+struct GridLimits {
+    /// MaxNumWorkgroupsAMDX, else the per-dimension limit.
+    declared: [u32; 3],
+    grid: [u64; 3],
+    /// The workgroups a node's records may ask for together.
+    total: u64,
+}
+
+impl GridLimits {
+    fn of(graph: &GraphPipeline, grid_node: usize) -> Self {
+        let declared = match graph.graph.nodes[grid_node].decl.info.launch {
+            LaunchMode::BroadcastDynamic { max_grid } => max_grid,
+            _ => None,
+        }
+        .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
+        let total = u64::from(crate::advertise::properties().max_execution_graph_workgroups);
+        GridLimits { declared, grid: declared.map(u64::from), total }
+    }
+}
+
+/// The error for the first of `s`'s records whose grid passes `limits` (or
+/// makes the total pass them), found record by record; the total when none
+/// does (a block too small for the starts, which `scan` skipped).
+fn first_grid_over(
+    graph: &GraphPipeline,
+    s: &Staged<'_, '_>,
+    read: &GridReader,
+    limits: &GridLimits,
+) -> Result<u64, RecordError> {
+    let mut total = 0u64;
+    let mut record = 0u64;
     for input in &s.inputs {
         for i in 0..input.count as usize {
             let grid = read.grid(input.payloads, i * input.stride);
-            if let Some(word) = starts.get_mut(record) {
-                *word = total as u32;
-            }
-            // Saturating: three components of up to 2^32 overflow a u64.
-            total = total.saturating_add(grid[0].saturating_mul(grid[1]).saturating_mul(grid[2]));
-            let over = grid[0] > limit[0] || grid[1] > limit[1] || grid[2] > limit[2];
-            if over || total > max_total {
+            total = total.saturating_add(workgroups(grid));
+            let over = (0..3).any(|c| grid[c] > limits.grid[c]);
+            if over || total > limits.total {
                 return Err(RecordError::GridTooLarge {
                     node: graph.graph.nodes[s.slot].decl.name.clone(),
-                    record: record as u64,
+                    record,
                     grid,
-                    max: max_grid,
-                    total: max_total as u32,
+                    max: limits.declared,
+                    total: limits.total as u32,
                 });
             }
             record += 1;
         }
     }
     Ok(total)
+}
+
+/// A grid's workgroups, saturating: three components of up to 2^32
+/// overflow a u64.
+fn workgroups(grid: [u64; 3]) -> u64 {
+    grid[0].saturating_mul(grid[1]).saturating_mul(grid[2])
 }
 
 /// Copies node `s`'s payloads into the block at its input stride: one copy
@@ -273,6 +321,32 @@ impl GridReader {
         }
     }
 
+    /// Adds the grids of the records `stride` bytes apart in `payloads`,
+    /// one for each word of `starts`, to `sums`, writing each record's
+    /// first workgroup (the total before it) into its word. Where every
+    /// grid lies inside `payloads` (always, for a valid call), the layout is
+    /// a constant of the loop: one bounds check a record, no branch on it.
+    fn scan(&self, payloads: &[u8], stride: usize, starts: &mut [u32], sums: &mut GridSums) {
+        let span = self.offset + self.components * self.bytes;
+        let last = starts.len().saturating_sub(1);
+        let inside =
+            last.checked_mul(stride).and_then(|at| at.checked_add(span)).is_some_and(|end| end <= payloads.len());
+        let from = &payloads[self.offset.min(payloads.len())..];
+        match (inside, self.bytes, self.components) {
+            (true, 4, 1) => scan_fixed::<4, 1>(from, stride, starts, sums),
+            (true, 4, 2) => scan_fixed::<4, 2>(from, stride, starts, sums),
+            (true, 4, 3) => scan_fixed::<4, 3>(from, stride, starts, sums),
+            (true, 2, 1) => scan_fixed::<2, 1>(from, stride, starts, sums),
+            (true, 2, 2) => scan_fixed::<2, 2>(from, stride, starts, sums),
+            (true, 2, 3) => scan_fixed::<2, 3>(from, stride, starts, sums),
+            _ => {
+                for (i, start) in starts.iter_mut().enumerate() {
+                    sums.add(start, self.grid(payloads, i * stride));
+                }
+            }
+        }
+    }
+
     /// The grid of the record at byte `at` of `payloads`.
     fn grid(&self, payloads: &[u8], at: usize) -> [u64; 3] {
         let mut grid = [1u64; 3];
@@ -287,5 +361,81 @@ impl GridReader {
             };
         }
         grid
+    }
+}
+
+/// Grids added up: their total workgroups (saturating) and their largest
+/// component in each dimension.
+#[derive(Default)]
+struct GridSums {
+    total: u64,
+    largest: [u64; 3],
+}
+
+impl GridSums {
+    /// Adds `grid`, writing the total before it into `start`.
+    #[inline(always)]
+    fn add(&mut self, start: &mut u32, grid: [u64; 3]) {
+        *start = self.total as u32;
+        self.total = self.total.saturating_add(workgroups(grid));
+        for (largest, g) in self.largest.iter_mut().zip(grid) {
+            *largest = (*largest).max(g);
+        }
+    }
+}
+
+/// [`GridReader::scan`] for `C` components of `B` bytes from the start of
+/// each record of `from` (which starts at the grid's offset).
+fn scan_fixed<const B: usize, const C: usize>(from: &[u8], stride: usize, starts: &mut [u32], sums: &mut GridSums) {
+    for (i, start) in starts.iter_mut().enumerate() {
+        let at = i * stride;
+        let bytes = &from[at..at + B * C];
+        let mut grid = [1u64; 3];
+        for (c, g) in grid.iter_mut().enumerate().take(C) {
+            let word = &bytes[c * B..c * B + B];
+            *g = if B == 4 {
+                u64::from(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
+            } else {
+                u64::from(u16::from_le_bytes([word[0], word[1]]))
+            };
+        }
+        sums.add(start, grid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The total and the starts, record by record through `grid` (the
+    /// reference `scan` must agree with).
+    fn by_record(read: &GridReader, payloads: &[u8], stride: usize, count: usize) -> (Vec<u32>, GridSums) {
+        let mut sums = GridSums::default();
+        let mut starts = vec![0; count];
+        for (i, start) in starts.iter_mut().enumerate() {
+            sums.add(start, read.grid(payloads, i * stride));
+        }
+        (starts, sums)
+    }
+
+    #[test]
+    fn scans_agree_with_reading_record_by_record() {
+        let payloads: Vec<u8> = (0..200u32).map(|i| (i * 37 % 11) as u8).collect();
+        for (bytes, components) in [(4, 1), (4, 2), (4, 3), (2, 1), (2, 2), (2, 3), (4, 0)] {
+            for (offset, stride) in [(0, 12), (4, 16), (2, 6), (0, 0)] {
+                let read = GridReader { offset, bytes, components };
+                // Some counts run past the payloads (their last grids read 0).
+                for count in [0, 1, 5, 12, 40] {
+                    let (want_starts, want) = by_record(&read, &payloads, stride, count);
+                    let mut starts = vec![u32::MAX; count];
+                    let mut sums = GridSums::default();
+                    read.scan(&payloads, stride, &mut starts, &mut sums);
+                    let case =
+                        format!("{bytes} bytes x {components}, offset {offset}, stride {stride}, {count} records");
+                    assert_eq!(starts, want_starts, "{case}");
+                    assert_eq!((sums.total, sums.largest), (want.total, want.largest), "{case}");
+                }
+            }
+        }
     }
 }
