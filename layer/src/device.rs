@@ -216,7 +216,14 @@ impl DeviceState {
 /// One command buffer: how it was allocated, whether a hook failed while
 /// recording it, the status slot of each graph dispatch recorded, and the
 /// [`Shadow`] of what is bound (to which it dereferences).
+///
+/// Aligned to 128 bytes, so that its lock and the fields every hook writes
+/// share no cache line (nor the pair of lines x86 fetches together) with
+/// another command buffer's: command buffers are often allocated on one
+/// thread, side by side in one heap arena, and then recorded on many, where
+/// a shared line would bounce between the recording cores on every call.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(align(128))]
 pub(crate) struct CommandBufferState {
     pub pool: vk::CommandPool,
     /// Allocated at `VK_COMMAND_BUFFER_LEVEL_SECONDARY`: graph dispatches
