@@ -170,20 +170,17 @@ impl HostRange {
         true
     }
 
-    /// The `count` words from byte `offset`, to fill in place (empty when
-    /// they do not fit or `offset` is not 4-byte aligned). Only written:
-    /// the mapping may be write-combined.
-    pub(crate) fn words_mut(&mut self, offset: u64, count: usize) -> &mut [u32] {
-        let fits = self.fits(offset, 4 * count as u64);
-        let at = self.start.wrapping_add(offset as usize);
-        if !fits || at.align_offset(4) != 0 {
-            return &mut [];
+    /// Copies `words` to byte `offset` in the host's byte order (the GPU's:
+    /// little-endian); false (nothing written) when they do not fit.
+    pub(crate) fn write_words(&self, offset: u64, words: &[u32]) -> bool {
+        let len = std::mem::size_of_val(words);
+        if !self.fits(offset, len as u64) {
+            return false;
         }
-        // SAFETY: `count` words from `offset` lie inside the mapping (checked)
-        // and are 4-byte aligned; the holder of the block is the only
-        // writer while it records (the invariant), and the GPU reads it
-        // only once submitted.
-        unsafe { std::slice::from_raw_parts_mut(at.cast::<u32>(), count) }
+        // SAFETY: as for `write`; any bytes may be written, and the source
+        // is `len` initialised bytes.
+        unsafe { std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), self.start.add(offset as usize), len) };
+        true
     }
 
     /// Zeroes `len` bytes from `offset` (false when they do not fit).

@@ -98,7 +98,7 @@ pub(super) fn host_level(
     for s in &mut staged {
         copy_records(&block, s, graph);
         if let Some(n) = s.grid_node {
-            s.grid_total = write_grid_starts(block, graph, n, s)?;
+            s.grid_total = write_grid_starts(&block, graph, n, s)?;
         }
     }
     for s in &staged {
@@ -141,35 +141,37 @@ fn stage_node<'i, 'a>(graph: &GraphPipeline, slot: usize, inputs: Vec<&'i EntryI
 
 /// Writes each of `s`'s records' first workgroup (an exclusive prefix sum
 /// of their grids, read from the application's memory) into the block at
-/// `s.starts_at`, as it goes (no copy on the way), and returns the total,
-/// checked against the node's MaxNumWorkgroupsAMDX (else the per-dimension
-/// limit) and the workgroups a node's records may ask for (past them a
-/// dispatch could run for minutes). The sum is the CPU's part of a host
-/// dispatch's cost (fanout's 64k records), so it runs without a check per
-/// record; the checks hold for all records iff they hold for the largest
-/// component and the final total (the prefix sums only grow), and only a
-/// failed check walks the records again to name the first one.
+/// `s.starts_at` and returns the total, checked against the node's
+/// MaxNumWorkgroupsAMDX (else the per-dimension limit) and the workgroups a
+/// node's records may ask for (past them a dispatch could run for minutes).
+/// This is the CPU's part of a host dispatch's cost (fanout's 64k records),
+/// so:
+/// - the sums run without a check per record: the checks hold for all
+///   records iff they hold for the largest component and the final total
+///   (the prefix sums only grow), and only a failed check walks the records
+///   again to name the first one;
+/// - the starts are summed into a chunk in cached memory and copied from
+///   there in wide writes (the block may be write-combined memory across
+///   the bus);
+/// - one-component grids, the common form, take four records a step
+///   ([`scan_fixed`]): on the H200 machine's host fanout's 64k grids took
+///   122 µs before and 58 µs after.
 fn write_grid_starts(
-    mut block: Reserved,
+    block: &Reserved,
     graph: &GraphPipeline,
     grid_node: usize,
     s: &Staged<'_, '_>,
 ) -> Result<u64, RecordError> {
-    let schedule = graph.schedules[grid_node];
-    let read = GridReader::new(&schedule);
-    let starts = block.words_mut(s.starts_at, s.records as usize);
-    let mut sums = GridSums::default();
-    let mut record = 0usize;
-    for input in &s.inputs {
-        let count = input.count as usize;
-        if let Some(out) = starts.get_mut(record..record + count) {
-            read.scan(input.payloads, input.stride, out, &mut sums);
-        }
-        record += count;
-    }
+    let read = GridReader::new(&graph.schedules[grid_node]);
+    let mut at = s.starts_at;
+    let mut written = true;
+    let sums = read.sum_inputs(&s.inputs, |starts| {
+        written &= block.write_words(at, starts);
+        at += 4 * starts.len() as u64;
+    });
     let limits = GridLimits::of(graph, grid_node);
     let fits =
-        record == starts.len() && (0..3).all(|c| sums.largest[c] <= limits.grid[c]) && sums.total <= limits.total;
+        written && (0..3).all(|c| sums.largest[c] <= limits.grid[c]) && !sums.wrapped && sums.total <= limits.total;
     if fits {
         Ok(sums.total)
     } else {
@@ -321,6 +323,25 @@ impl GridReader {
         }
     }
 
+    /// Sums the grids of every record of `inputs`, handing their starts to
+    /// `emit` in order, a chunk at a time.
+    fn sum_inputs(&self, inputs: &[&EntryInput<'_>], mut emit: impl FnMut(&[u32])) -> GridSums {
+        const CHUNK: usize = 2048;
+        let mut chunk = [0u32; CHUNK];
+        let mut sums = GridSums::default();
+        for input in inputs {
+            let mut first = 0usize;
+            while first < input.count as usize {
+                let n = (input.count as usize - first).min(CHUNK);
+                let from = (first * input.stride).min(input.payloads.len());
+                self.scan(&input.payloads[from..], input.stride, &mut chunk[..n], &mut sums);
+                emit(&chunk[..n]);
+                first += n;
+            }
+        }
+        sums
+    }
+
     /// Adds the grids of the records `stride` bytes apart in `payloads`,
     /// one for each word of `starts`, to `sums`, writing each record's
     /// first workgroup (the total before it) into its word. Where every
@@ -364,11 +385,15 @@ impl GridReader {
     }
 }
 
-/// Grids added up: their total workgroups (saturating) and their largest
-/// component in each dimension.
+/// Grids added up: their total workgroups and their largest component in
+/// each dimension. The total wraps, and whether it did is kept beside it
+/// (the prefix sums are then wrong, and the check fails), so each addition
+/// is a plain add: the sum is the loop's only chain from one record to the
+/// next.
 #[derive(Default)]
 struct GridSums {
     total: u64,
+    wrapped: bool,
     largest: [u64; 3],
 }
 
@@ -377,7 +402,9 @@ impl GridSums {
     #[inline(always)]
     fn add(&mut self, start: &mut u32, grid: [u64; 3]) {
         *start = self.total as u32;
-        self.total = self.total.saturating_add(workgroups(grid));
+        let (total, wrapped) = self.total.overflowing_add(workgroups(grid));
+        self.total = total;
+        self.wrapped |= wrapped;
         for (largest, g) in self.largest.iter_mut().zip(grid) {
             *largest = (*largest).max(g);
         }
@@ -387,19 +414,63 @@ impl GridSums {
 /// [`GridReader::scan`] for `C` components of `B` bytes from the start of
 /// each record of `from` (which starts at the grid's offset).
 fn scan_fixed<const B: usize, const C: usize>(from: &[u8], stride: usize, starts: &mut [u32], sums: &mut GridSums) {
+    // One component (HLSL's `uint` SV_DispatchGrid, fanout's): no product,
+    // and a chunk of grids below 2^32 cannot wrap a total below 2^63, so
+    // four records take one bounds check, their loads are independent and
+    // their starts come from one running sum (on the H200 machine's host,
+    // 0.6 against 1.1 ns a record).
+    if C == 1 && stride >= B && sums.total < 1 << 63 && starts.len() <= 1 << 30 {
+        let (mut total, mut largest) = (sums.total, sums.largest[0]);
+        let mut quads = starts.chunks_exact_mut(4);
+        let mut at = 0;
+        for quad in &mut quads {
+            let r = &from[at..at + 3 * stride + B];
+            let g = [
+                component::<B>(&r[..B]),
+                component::<B>(&r[stride..stride + B]),
+                component::<B>(&r[2 * stride..2 * stride + B]),
+                component::<B>(&r[3 * stride..3 * stride + B]),
+            ];
+            quad[0] = total as u32;
+            quad[1] = (total + g[0]) as u32;
+            quad[2] = (total + g[0] + g[1]) as u32;
+            quad[3] = (total + g[0] + g[1] + g[2]) as u32;
+            total += (g[0] + g[1]) + (g[2] + g[3]);
+            largest = largest.max(g[0].max(g[1]).max(g[2].max(g[3])));
+            at += 4 * stride;
+        }
+        for (k, start) in quads.into_remainder().iter_mut().enumerate() {
+            let g = component::<B>(&from[at + k * stride..]);
+            *start = total as u32;
+            total += g;
+            largest = largest.max(g);
+        }
+        (sums.total, sums.largest[0]) = (total, largest);
+        if !starts.is_empty() {
+            sums.largest[1] = sums.largest[1].max(1);
+            sums.largest[2] = sums.largest[2].max(1);
+        }
+        return;
+    }
     for (i, start) in starts.iter_mut().enumerate() {
         let at = i * stride;
         let bytes = &from[at..at + B * C];
         let mut grid = [1u64; 3];
         for (c, g) in grid.iter_mut().enumerate().take(C) {
-            let word = &bytes[c * B..c * B + B];
-            *g = if B == 4 {
-                u64::from(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
-            } else {
-                u64::from(u16::from_le_bytes([word[0], word[1]]))
-            };
+            *g = component::<B>(&bytes[c * B..]);
         }
         sums.add(start, grid);
+    }
+}
+
+/// The `B`-byte (4 or 2) little-endian component at the start of `bytes`
+/// (0 past their end, as [`GridReader::grid`] reads it).
+#[inline(always)]
+fn component<const B: usize>(bytes: &[u8]) -> u64 {
+    if B == 4 {
+        bytes.first_chunk::<4>().map_or(0, |&word| u64::from(u32::from_le_bytes(word)))
+    } else {
+        bytes.first_chunk::<2>().map_or(0, |&half| u64::from(u16::from_le_bytes(half)))
     }
 }
 
@@ -433,9 +504,31 @@ mod tests {
                     let case =
                         format!("{bytes} bytes x {components}, offset {offset}, stride {stride}, {count} records");
                     assert_eq!(starts, want_starts, "{case}");
-                    assert_eq!((sums.total, sums.largest), (want.total, want.largest), "{case}");
+                    assert_eq!(
+                        (sums.total, sums.wrapped, sums.largest),
+                        (want.total, want.wrapped, want.largest),
+                        "{case}"
+                    );
                 }
             }
         }
+    }
+
+    #[test]
+    fn inputs_are_summed_in_chunks_in_order() {
+        let payloads: Vec<u8> = (0..40_000u32).flat_map(|i| (i % 7 + 1).to_le_bytes()).collect();
+        let read = GridReader { offset: 0, bytes: 4, components: 1 };
+        let input = |count: u32| EntryInput { slot: 0, count, payloads: &payloads, stride: 4 };
+        let (a, b) = (input(5000), input(3));
+        let mut starts = Vec::new();
+        let sums = read.sum_inputs(&[&a, &b], |chunk| starts.extend_from_slice(chunk));
+        let (mut want, first) = by_record(&read, &payloads, 4, 5000);
+        let mut rest = GridSums { total: first.total, ..GridSums::default() };
+        for i in 0..3 {
+            want.push(0);
+            rest.add(want.last_mut().unwrap(), read.grid(&payloads, i * 4));
+        }
+        assert_eq!(starts, want);
+        assert_eq!(sums.total, rest.total);
     }
 }

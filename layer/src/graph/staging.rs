@@ -37,11 +37,9 @@ impl Reserved {
         self.host.write(offset, data)
     }
 
-    /// The `count` words from byte `offset` of the block, to fill in place
-    /// (empty when they do not fit or `offset` is not 4-byte aligned). Only
-    /// written: the mapping may be write-combined.
-    pub(crate) fn words_mut(&mut self, offset: u64, count: usize) -> &mut [u32] {
-        self.host.words_mut(offset, count)
+    /// Copies `words` to byte `offset` (false when they do not fit).
+    pub(crate) fn write_words(&self, offset: u64, words: &[u32]) -> bool {
+        self.host.write_words(offset, words)
     }
 
     /// Zeroes `len` bytes from `offset` (false when they do not fit).
