@@ -233,6 +233,9 @@ pub(crate) struct CommandBufferState {
     pub poisoned: bool,
     /// The status slot of each graph dispatch recorded.
     pub status_slots: Vec<StatusSlot>,
+    /// Graph dispatches recorded since the buffer was begun: a later one
+    /// starts with a barrier (see `graph::record::DispatchArgs::after_graph`).
+    pub graphs_recorded: u32,
     /// What is bound, for the runtime's recording.
     pub shadow: Shadow,
     /// The pipeline layout of the last descriptor set binding with dynamic

@@ -359,12 +359,15 @@ impl DispatchContext {
             meta: &self.meta,
             target: self.target,
             status,
+            after_graph: self.cb_state.graphs_recorded > 0,
         }
     }
 
-    /// Notes the dispatch's status slot in the command buffer, so that its
-    /// submissions are checked at the next host synchronisation point.
-    fn remember_status(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
+    /// Counts the dispatch in the command buffer and notes its status slot
+    /// there, so that its submissions are checked at the next host
+    /// synchronisation point.
+    fn remember(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
+        self.state.with_command_buffer(cb, |s| s.graphs_recorded += 1);
         let Some(StatusTarget { slot, .. }) = status else { return };
         let names = self.graph.names.clone();
         let levels: Vec<String> = recorded
@@ -471,7 +474,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
         };
         let status = cx.state.reserve_status_slot();
         match record::dispatch(&cx.args(cb, status), &inputs) {
-            Ok(recorded) => cx.remember_status(cb, status, recorded),
+            Ok(recorded) => cx.remember(cb, status, recorded),
             Err(e) => tracing::error!("{NAME}: {e}; nothing recorded"),
         }
     })
@@ -481,7 +484,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
 fn record_indirect(name: &str, cb: vk::CommandBuffer, cx: DispatchContext, source: IndirectSource) {
     let status = cx.state.reserve_status_slot();
     match record::dispatch_indirect(&cx.args(cb, status), source) {
-        Ok(recorded) => cx.remember_status(cb, status, recorded),
+        Ok(recorded) => cx.remember(cb, status, recorded),
         Err(e) => tracing::error!("{name}: {e}; nothing recorded"),
     }
 }

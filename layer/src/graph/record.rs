@@ -138,6 +138,8 @@ struct Dispatch<'a> {
     rendering: Option<OpenPass<'a>>,
     /// Level 0 of a host dispatch.
     host: Option<HostLevel>,
+    /// See [`DispatchArgs::after_graph`].
+    after_graph: bool,
     /// The node kernel bound at the compute bind point since the levels
     /// began (`None`: the application's sets and constants are not bound
     /// with the graph's layout yet): consecutive levels of one node bind
@@ -218,10 +220,17 @@ impl Dispatch<'_> {
 
     /// Ends the application's rendering instance before a graph with mesh
     /// nodes runs its compute work.
-    fn suspend_rendering(&self) {
+    /// The dispatch's first commands: the application's rendering instance
+    /// suspended, then, after an earlier graph dispatch of the command
+    /// buffer, the compute barrier that orders this one after it (outside
+    /// the instance, where barriers are allowed).
+    fn open(&self) {
         if let Some(pass) = self.rendering {
             self.r.end_part(pass);
             self.r.after_rendering();
+        }
+        if self.after_graph {
+            self.r.compute_barrier();
         }
     }
 
@@ -449,6 +458,14 @@ pub struct DispatchArgs<'a> {
     pub target: ScratchTarget,
     /// Where the dispatch's status words go for the host.
     pub status: Option<StatusTarget>,
+    /// The command buffer recorded a graph dispatch before this one. A
+    /// dispatch ends without a compute barrier of its own (revision 2,
+    /// "Dispatch a graph": scratch is synchronized by the application with
+    /// the compute stage and shader writes, as outputs are), but two in one
+    /// command buffer are ordered by the layer all the same: the second
+    /// starts with the barrier, where the first's last level may still run
+    /// on scratch they share.
+    pub after_graph: bool,
 }
 
 impl<'a> DispatchArgs<'a> {
@@ -458,7 +475,7 @@ impl<'a> DispatchArgs<'a> {
         levels: &[BTreeSet<usize>],
         host: Option<HostLevel>,
     ) -> Result<Dispatch<'a>, RecordError> {
-        let DispatchArgs { device, cb, cb_state, graph, meta, target, status } = *self;
+        let DispatchArgs { device, cb, cb_state, graph, meta, target, status, after_graph } = *self;
         let dynamic = layout_for(graph, &target)?;
         let rendering = cb_state.open_pass().filter(|_| graph.has_mesh_nodes());
         // Mesh nodes drawn once are drawn after the levels' barriers (but
@@ -467,7 +484,19 @@ impl<'a> DispatchArgs<'a> {
         let drawn_once = graph.mesh_drawn_once() && host.is_some();
         let r = Recorder { device, cb, target, profile, draws: rendering.is_some() && !drawn_once };
         let stats = self.statistics(levels);
-        Ok(Dispatch { r, graph, meta, cb_state, dynamic, status, stats, rendering, host, bound: Cell::new(None) })
+        Ok(Dispatch {
+            r,
+            graph,
+            meta,
+            cb_state,
+            dynamic,
+            status,
+            stats,
+            rendering,
+            host,
+            after_graph,
+            bound: Cell::new(None),
+        })
     }
 
     /// Memory for the per-level counts of a dispatch running `levels`, when
@@ -528,7 +557,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
             if let Some(p) = &recording {
                 p.begin(run.r.vk(), run.r.cb);
             }
-            run.suspend_rendering();
+            run.open();
             run.run_levels(&levels);
         },
     );
@@ -554,7 +583,7 @@ pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Res
             if let Some(p) = &recording {
                 p.begin(run.r.vk(), run.r.cb);
             }
-            run.suspend_rendering();
+            run.open();
             run.r.label(|| "graph inputs".into(), || run.device_entries(source));
             run.run_levels(&levels);
         },
