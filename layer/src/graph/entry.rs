@@ -202,7 +202,7 @@ impl GridLimits {
 
 /// The error for the first of `s`'s records whose grid passes `limits` (or
 /// makes the total pass them), found record by record; the total when none
-/// does (a block too small for the starts, which `scan` skipped).
+/// does (a block too small for the starts, which were then not written).
 fn first_grid_over(
     graph: &GraphPipeline,
     s: &Staged<'_, '_>,

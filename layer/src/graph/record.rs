@@ -218,8 +218,6 @@ impl Dispatch<'_> {
         r.level_barrier(None);
     }
 
-    /// Ends the application's rendering instance before a graph with mesh
-    /// nodes runs its compute work.
     /// The dispatch's first commands: the application's rendering instance
     /// suspended, then, after an earlier graph dispatch of the command
     /// buffer, the compute barrier that orders this one after it (outside
