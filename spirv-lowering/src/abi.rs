@@ -80,7 +80,10 @@
 //! ranks and grid entries come from its parity-0 rank and grid counters at
 //! every level (they count on from level to level), their frames and the
 //! entries' are keyed with tag `PIN_TAG | GraphContext::pinned`, which
-//! claims leave alone for the whole dispatch, and every finisher writes the
+//! claims leave alone for the whole dispatch (and a claim of a pinned frame
+//! leaves the level's own two live tags alone, as every claim does: the
+//! live tags are the level's, not the claimed key's), and every finisher
+//! writes the
 //! node's parity-1 `NodeDispatch` from the running counts
 //! ([`RECORDS_PINNED`]; parity 0's is level 0's, for a mesh node that is an
 //! API entry). The last finisher (nothing launched next) clears the

@@ -214,10 +214,14 @@ pub fn finish_fn(ir: &mut Ir, mut func: Function, body: Body, name: &str) {
 /// claimer counts the frame in the `u32` at `claimed` (the statistics'); a
 /// home frame is counted by the caller that says it opens it (its rank 0).
 /// Claims also leave the running dispatch's pinned frames alone (their tag
-/// is the last parameter, see `abi`'s "Mesh nodes drawn once").
+/// is the next parameter, see `abi`'s "Mesh nodes drawn once"). The live
+/// tags are the level's (the last parameter: the tag its records are
+/// written with, and the one before, which it reads), not the claimed key's:
+/// a claim of a pinned frame (keyed with the pin) must not take the slot of
+/// a frame the level is still reading or writing.
 pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
     let u = a.u32;
-    let params: &[Word] = if claim { &[a.u64, u, u, u, u, a.u64, a.bool_, u] } else { &[a.u64, u, u, u, u] };
+    let params: &[Word] = if claim { &[a.u64, u, u, u, u, a.u64, a.bool_, u, u] } else { &[a.u64, u, u, u, u] };
     let (fid, ps, func, mut b) = begin_fn(ir, u, params);
     let (keys_addr, count, homes, tag, low) = (ps[0], ps[1], ps[2], ps[3], ps[4]);
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
@@ -265,8 +269,9 @@ pub fn frame_fn(ir: &mut Ir, a: &Abi, claim: bool) -> Word {
         let c32 = ir.c_u32(32);
         let hi = b.bin(ir, Op::ShiftRightLogical, a.u64, seen, c32);
         let hi = b.op(ir, Op::UConvert, u, vec![id(hi)]);
-        let reading = b.bin(ir, Op::ISub, u, tag, one);
-        let w = b.bin(ir, Op::INotEqual, a.bool_, hi, tag);
+        let writing = ps[8];
+        let reading = b.bin(ir, Op::ISub, u, writing, one);
+        let w = b.bin(ir, Op::INotEqual, a.bool_, hi, writing);
         let r = b.bin(ir, Op::INotEqual, a.bool_, hi, reading);
         let free = b.bin(ir, Op::LogicalAnd, a.bool_, w, r);
         // Nor the running dispatch's pinned frames.
@@ -557,9 +562,9 @@ impl Pool {
         (a, b): (&Abi, &mut Body),
         fun: Word,
         [tag, low]: [Word; 2],
-        [claimed, opens, pin]: [Word; 3],
+        [claimed, opens, pin, level]: [Word; 4],
     ) -> Word {
-        let fixed = [fun, self.keys, self.count, self.homes, tag, low, claimed, opens, pin];
+        let fixed = [fun, self.keys, self.count, self.homes, tag, low, claimed, opens, pin, level];
         let ops = fixed.iter().map(|&w| id(w)).collect();
         b.op(ir, Op::FunctionCall, a.u32, ops)
     }

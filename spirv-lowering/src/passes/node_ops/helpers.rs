@@ -156,11 +156,16 @@ pub(super) fn claim_or_raise(
     let u = a.u32;
     let (zero, none) = (ir.c_u32(0), ir.c_u32(NO_NODE));
     let pin = cx.vars.ctx.pin(ir, &a, b);
+    // The tag this level writes with: the live tags are its and the one
+    // before, whatever key is claimed (a pinned one is keyed with the pin).
+    let tag = cx.vars.ctx.tag(ir, &a, b);
+    let one = ir.c_u32(1);
+    let level = b.bin(ir, Op::IAdd, u, tag, one);
     let frame = b.local(ir, u, none);
     let mf = b.begin_if(ir, fits);
     let claimed = runtime::claimed_counter(ir, &a, b, push);
     let opens = b.bin(ir, Op::IEqual, a.bool_, j, zero);
-    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin]);
+    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin, level]);
     b.store_plain(frame, got);
     b.end_if(mf);
     let frame = b.op(ir, Op::Load, u, vec![id(frame)]);
