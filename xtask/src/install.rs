@@ -24,8 +24,10 @@ fn implicit_dir() -> Result<PathBuf, String> {
     Ok(data.join("vulkan/implicit_layer.d"))
 }
 
-/// The implicit manifest for `lib`.
-fn implicit_manifest(lib: &std::path::Path) -> Result<String, String> {
+/// The implicit manifest for `lib`: the in-tree one with an absolute
+/// `library_path` and the `disable_environment` an implicit layer needs
+/// (the Debian package installs the same, see `package`).
+pub(crate) fn implicit_manifest(lib: &std::path::Path) -> Result<String, String> {
     let path = paths::manifests_dir().join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut json: serde_json::Value =

@@ -141,7 +141,8 @@ fn write_tree(root: &Path, lib: &Path, multiarch: &str, maintainer: &str) -> Res
             .arg(&lib_dest),
     )?;
     let installed_lib = Path::new("/").join(lib_path(multiarch));
-    let manifest = system_manifest(&installed_lib)?;
+    // The same implicit manifest `cargo xtask install` writes.
+    let manifest = crate::install::implicit_manifest(&installed_lib)? + "\n";
     write(&root.join(&SYSTEM_LAYER_DIR[1..]).join(MANIFEST_FILE), manifest.as_bytes())?;
     let doc = root.join("usr/share/doc").join(PACKAGE);
     write(&doc.join("copyright"), COPYRIGHT.replace("{years}", &copyright_years()?).as_bytes())?;
@@ -154,19 +155,6 @@ fn write_tree(root: &Path, lib: &Path, multiarch: &str, maintainer: &str) -> Res
     write(&doc.join("changelog"), changelog.as_bytes())?;
     // -n: no name or time stamp in the gzip header.
     run::status(Command::new("gzip").args(["-9nf"]).arg(doc.join("changelog")))
-}
-
-/// The in-tree manifest with an absolute `library_path` and the
-/// `disable_environment` an implicit layer needs.
-fn system_manifest(lib: &Path) -> Result<String, String> {
-    let path = paths::manifests_dir().join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
-    let layer = json.get_mut("layer").and_then(|l| l.as_object_mut()).ok_or("manifest has no \"layer\" object")?;
-    layer.insert("library_path".into(), lib.display().to_string().into());
-    layer.insert("disable_environment".into(), serde_json::json!({ "VK_EMU_SE_DISABLE": "1" }));
-    serde_json::to_string_pretty(&json).map(|t| t + "\n").map_err(|e| format!("cannot render manifest: {e}"))
 }
 
 /// `dpkg-shlibdeps`' dependencies of `lib` (it wants a `debian/control`).
@@ -350,20 +338,5 @@ fn first_line(cmd: &mut Command) -> Result<String, String> {
     match text.lines().next().map(str::trim) {
         Some(line) if out.status.success() && !line.is_empty() => Ok(line.to_string()),
         _ => Err(format!("`{}` failed ({}): {}", run::describe(cmd), out.status, String::from_utf8_lossy(&out.stderr))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn system_manifest_is_implicit_with_absolute_path() {
-        let text = system_manifest(Path::new("/usr/lib/x86_64-linux-gnu/lib.so")).expect("manifest");
-        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-        assert_eq!(v["layer"]["library_path"], "/usr/lib/x86_64-linux-gnu/lib.so");
-        assert_eq!(v["layer"]["disable_environment"]["VK_EMU_SE_DISABLE"], "1");
-        assert!(v["layer"].get("enable_environment").is_none());
-        assert_eq!(v["layer"]["name"], LAYER_NAME);
     }
 }
