@@ -367,26 +367,31 @@ impl DispatchContext {
     /// there, so that its submissions are checked at the next host
     /// synchronisation point.
     fn remember(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
-        self.state.with_command_buffer(cb, |s| s.graphs_recorded += 1);
-        let Some(StatusTarget { slot, .. }) = status else { return };
-        let names = self.graph.names.clone();
-        let levels: Vec<String> = recorded
-            .levels
-            .iter()
-            .map(|level| {
-                let nodes: Vec<&str> = level.iter().filter_map(|&n| names.nodes.get(n)).map(String::as_str).collect();
-                nodes.join(", ")
-            })
-            .collect();
-        let entry = StatusSlot {
-            slot,
-            graph: self.graph.handle,
-            levels: levels.into(),
-            names,
-            profile: recorded.profile,
-            statistics: recorded.statistics,
-        };
-        self.state.with_command_buffer(cb, |s| s.status_slots.push(entry));
+        let entry = status.map(|StatusTarget { slot, .. }| {
+            let names = self.graph.names.clone();
+            let levels: Vec<String> = recorded
+                .levels
+                .iter()
+                .map(|level| {
+                    let nodes: Vec<&str> =
+                        level.iter().filter_map(|&n| names.nodes.get(n)).map(String::as_str).collect();
+                    nodes.join(", ")
+                })
+                .collect();
+            StatusSlot {
+                slot,
+                graph: self.graph.handle,
+                levels: levels.into(),
+                names,
+                profile: recorded.profile,
+                statistics: recorded.statistics,
+            }
+        });
+        // One look-up of the command buffer's state for both.
+        self.state.with_command_buffer(cb, |s| {
+            s.graphs_recorded += 1;
+            s.status_slots.extend(entry);
+        });
     }
 }
 
