@@ -87,6 +87,8 @@ pub struct GraphTables {
     /// level finisher sizes their launches from constants. Slots not listed
     /// are only ever launched at level 0.
     pub launched: Vec<(u32, abi::NodeSchedule)>,
+    /// Byte offset of the frame pool from the `GraphContext`.
+    pub pool: u64,
 }
 
 /// One output's targets: its `OutputLink` slot table and how their records

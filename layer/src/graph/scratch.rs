@@ -230,6 +230,7 @@ impl FixedLayout {
                 .into_iter()
                 .map(|s| (s as u32, schedules.get(s).copied().unwrap_or_default()))
                 .collect(),
+            pool: self.end - self.context,
         }
     }
 

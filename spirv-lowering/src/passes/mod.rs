@@ -12,6 +12,7 @@ mod finisher;
 mod handles;
 mod node_ops;
 mod payload;
+mod prefetch;
 mod prologue;
 mod push_block;
 mod records;

@@ -427,6 +427,7 @@ impl Setup {
                 .filter(|&s| self.nodes.iter().any(|n| n.outputs.iter().flatten().any(|&t| t as usize == s)))
                 .map(|s| (s as u32, self.schedule(s)))
                 .collect(),
+            pool: (at::POOL - at::CTX) as u64,
         }
     }
 
