@@ -405,6 +405,16 @@ pub struct NodePush {
     pub slot: u32,
 }
 
+/// Bytes past its `NodeDispatch` at which a kernel loads a word when it
+/// starts, to request the rest of the dispatch's 128-byte line (a host
+/// dispatch's level-0 payloads and grid starts follow its `NodeDispatch`es
+/// in staging memory): whatever holds a `NodeDispatch` must be readable
+/// there.
+pub const LAUNCH_LINE_WORDS: [u32; 2] = [64, 96];
+/// Bytes a staging block of `NodeDispatch`es holds past its data, so that
+/// the loads of [`LAUNCH_LINE_WORDS`] stay inside it.
+pub const LAUNCH_LINE_PAD: u64 = 128;
+
 /// Per node and level parity: how the node runs at a level. Written by the
 /// host (level 0 of a host dispatch, in staging memory), the entry passes
 /// (level 0 of an indirect dispatch) and by the finisher of the level before.

@@ -15,7 +15,7 @@ use super::pipeline::GraphPipeline;
 use super::scratch::dispatch_words;
 use super::staging::Reserved;
 use meta_shaders::{SCHEDULE_DYNAMIC, SCHEDULE_STATIC};
-use spirv_lowering::abi::{NodeDispatch, RECORDS_CONTIGUOUS, SCHEDULE_FLAG_MESH};
+use spirv_lowering::abi::{NodeDispatch, LAUNCH_LINE_PAD, RECORDS_CONTIGUOUS, SCHEDULE_FLAG_MESH};
 use spirv_lowering::LaunchMode;
 use std::collections::BTreeMap;
 
@@ -91,7 +91,8 @@ pub(super) fn host_level(
     let block = device
         .staging
         .lock()
-        .reserve(&device.dispatch, &device.physical.memory_properties, cb, end.max(16))
+        // Kernels read a little past their `NodeDispatch` (see the pad).
+        .reserve(&device.dispatch, &device.physical.memory_properties, cb, end + LAUNCH_LINE_PAD)
         .map_err(RecordError::Staging)?;
     let mut launches = BTreeMap::new();
     let mut workgroups = 0u32;

@@ -1,27 +1,41 @@
-//! A workgroup's record requested before its launch's fields arrive, for
-//! the `prologue` pass.
+//! Lines a workgroup will read, requested before its launch's fields
+//! arrive, for the `prologue` pass.
 //!
-//! Matches: nothing. In a graph with homes (`abi::homes_for`) the record of
-//! rank `r < P` of a node reading its own records sits in its home frame,
-//! at an address the push constants and the graph's tables give alone: the
-//! pool at a known offset from the context, the home of the node's slot
-//! for one tag parity or the other, record `r` at the input stride. The
-//! prologue knows `r` from the workgroup id (every launch mode but
-//! dynamic grids), but finds out whether the record exists, and where, only
-//! from the `NodeDispatch` and the context it loads first. [`home_record`]
-//! loads the record's first word from both candidate homes right away, so
-//! that its line is on its way while those fields are: the node's own code
-//! then reads the payload from a line already fetched. A level of one
-//! small workgroup waits on a chain of dependent round trips to memory
-//! (busy-levels on the H200: 1.36–1.39 → 1.31 with it, see
-//! `bench/README.md`).
+//! Matches: nothing. A level of one small workgroup waits on a chain of
+//! dependent round trips to memory, not on arithmetic (2,048 dependent
+//! integer operations added to every kernel's start left busy-levels where
+//! it was on the H200, see `bench/README.md`). [`run`] loads, at the
+//! kernel's start, a word of a line the prologue would otherwise reach
+//! only after loading the launch's `NodeDispatch` and the context:
+//! - **the home record**, at levels after 0: in a graph with homes
+//!   (`abi::homes_for`) the record of rank `r < P` of a node reading its
+//!   own records sits in its home frame, at an address the push constants
+//!   and the graph's tables give alone (the pool at a known offset from the
+//!   context, the home of the node's slot for one tag parity or the other,
+//!   record `r` at the input stride); `r` follows from the workgroup id in
+//!   every launch mode but dynamic grids. Both parities' candidates are
+//!   loaded (rank `r` past the home's records loads its last record, in
+//!   bounds);
+//! - **the line of the launch**, at level 0: a host dispatch keeps the
+//!   entry node's payloads and grid starts right after the `NodeDispatch`es
+//!   in its staging block (`layer/src/graph/entry.rs`, which pads the block
+//!   by `abi::LAUNCH_LINE_PAD` for these loads): the words
+//!   `abi::LAUNCH_LINE_WORDS` bytes past the kernel's `NodeDispatch` are
+//!   loaded (for an indirect dispatch, the next slot's `NodeDispatch` or
+//!   the tables after the last, in scratch). Every workgroup of the level
+//!   loads them: each brings the line into its own processor's cache while
+//!   the `NodeDispatch` arrives (deferred shading's 32,400 level-0
+//!   workgroups gain 1.4 %, and lose it when only the first 4,096 do). A
+//!   launch whose workgroups read records far from its first line pays for
+//!   nothing: fanout's 2.1 million level-0 workgroups, 0.9 %. Later levels'
+//!   launches are in scratch, read by the finisher of the level before.
 //!
-//! The loaded words are used only to decide a store to the sink that no
-//! record reads meaningfully (a lost record's payload is the sink's
-//! garbage anyway), so that no compiler drops the loads; rank `r` past the
-//! home's records requests the home's last record instead, in bounds.
+//! The loaded words only decide a store to the sink that no record reads
+//! meaningfully (a lost record's payload is the sink's garbage anyway), so
+//! that no compiler drops the loads.
 
 use super::context::Ctx;
+use crate::abi::LAUNCH_LINE_WORDS;
 use crate::analyze::LaunchMode;
 use crate::codegen::Body;
 use crate::ir::{id, Ir};
@@ -31,18 +45,65 @@ use spirv::{Op, Word};
 /// XOR of the two words that makes the sink store happen (any value does).
 const KEEP_MARK: u32 = 0x9E37_79B1;
 
-/// Requests record `first` of this node from its home frame of either
-/// parity, where the graph's tables say it may be there.
-pub fn home_record(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, first: Word) {
+/// Requests the lines of record `first` in this node's home frames (at
+/// levels after 0, which read frames) and of its launch (at level 0, whose
+/// records a host dispatch stages after the `NodeDispatch`es); see the
+/// module doc.
+pub fn run(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, first: Word) {
+    let a = cx.abi;
+    if cx.facts.info.mesh {
+        return;
+    }
+    let zero = ir.c_u32(0);
+    let words = b.local(ir, a.u32, zero);
+    let entry = b.bin(ir, Op::IEqual, a.bool_, push.level, zero);
+    let m = b.begin_if(ir, entry);
+    let line = launch_line(ir, cx, b, push);
+    b.store_plain(words, line);
+    b.end_if(m);
+    let later = b.op(ir, Op::LogicalNot, a.bool_, vec![id(entry)]);
+    let m = b.begin_if(ir, later);
+    if let Some(home) = home_record(ir, cx, b, push, first) {
+        b.store_plain(words, home);
+    }
+    b.end_if(m);
+    let words = b.op(ir, Op::Load, a.u32, vec![id(words)]);
+    let mark = ir.c_u32(KEEP_MARK);
+    let keep = b.bin(ir, Op::IEqual, a.bool_, words, mark);
+    let m = b.begin_if_rare(ir, keep);
+    let sink = cx.vars.ctx.sink(ir, &a, b);
+    let sp = b.addr_ptr(ir, a.p_u32, sink);
+    b.store(sp, words, 4);
+    b.end_if(m);
+}
+
+/// The words past the `NodeDispatch` (XORed).
+fn launch_line(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push) -> Word {
+    let a = cx.abi;
+    let dispatch = b.op(ir, Op::ConvertPtrToU, a.u64, vec![id(push.dispatch)]);
+    let mut words = ir.c_u32(0);
+    for past in LAUNCH_LINE_WORDS {
+        let past = ir.c_u64(u64::from(past));
+        let at = b.bin(ir, Op::IAdd, a.u64, dispatch, past);
+        let p = b.addr_ptr(ir, a.p_u32, at);
+        let word = b.load(ir, a.u32, p, 4);
+        words = b.bin(ir, Op::BitwiseXor, a.u32, words, word);
+    }
+    words
+}
+
+/// The words of record `first` in this node's home frames of both parities
+/// (XORed), where the graph's tables say it may be there.
+fn home_record(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, first: Word) -> Option<Word> {
     let a = cx.abi;
     let u = a.u32;
-    let Some(t) = &cx.opts.tables else { return };
+    let t = cx.opts.tables.as_ref()?;
     let info = &cx.facts.info;
     let g = t.input;
     let by_rank = !matches!(info.launch, LaunchMode::BroadcastDynamic { .. });
     let own_records = info.input.is_some() && info.shares_input_with.is_none();
     if t.homes == 0 || !by_rank || !own_records || g.frameless || g.stride == 0 || g.per_frame == 0 {
-        return;
+        return None;
     }
     let last = ir.c_u32(g.per_frame - 1);
     let past = b.bin(ir, Op::UGreaterThan, a.bool_, first, last);
@@ -68,11 +129,5 @@ pub fn home_record(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, first: Word
         let word = b.load(ir, u, p, 4);
         words = b.bin(ir, Op::BitwiseXor, u, words, word);
     }
-    let mark = ir.c_u32(KEEP_MARK);
-    let keep = b.bin(ir, Op::IEqual, a.bool_, words, mark);
-    let m = b.begin_if_rare(ir, keep);
-    let sink = cx.vars.ctx.sink(ir, &a, b);
-    let sp = b.addr_ptr(ir, a.p_u32, sink);
-    b.store(sp, words, 4);
-    b.end_if(m);
+    Some(words)
 }

@@ -7,8 +7,8 @@
 //!    first record of this workgroup per launch mode (static grid: division;
 //!    coalescing: `L*P`; packed thread nodes: `L*W + lane`; dynamic grid:
 //!    found by search) and whether the node's code runs
-//!    (`L < NodeDispatch::workgroup_count` and a record left); the
-//!    record's line is requested at once where it may sit in a home frame
+//!    (`L < NodeDispatch::workgroup_count` and a record left); the lines
+//!    of the record's home frames and of the launch are requested at once
 //!    (see `prefetch`);
 //! 2. **records**: fetches them (see `records`: side by side for a host
 //!    dispatch's level 0, else from the key node's frames) and stores the
@@ -60,7 +60,7 @@ pub fn run(
     cx.vars.ctx.fill(ir, &a, &mut b, push.ctx);
     let src = Source::load(ir, cx, &mut b, &push);
     let at = position(ir, cx, &mut b, &push);
-    prefetch::home_record(ir, cx, &mut b, &push, at.first);
+    prefetch::run(ir, cx, &mut b, &push, at.first);
     let view = records(ir, cx, &mut b, &src, &fetched, &at, input)?;
     let shader_index = shader_index(ir, cx, &mut b, &push, app);
     app_builtins(ir, cx, &mut b, app, view, at.real_lidx, shader_index);
