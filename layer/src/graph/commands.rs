@@ -95,55 +95,34 @@ impl Recorder<'_> {
     /// read), and one part of the rendering instance's attachment writes
     /// before the next part's loads.
     pub(super) fn compute_barrier(&self) {
-        self.barrier_for(self.draws, false);
+        self.barrier_for(self.draws);
     }
 
-    /// The barrier after a dispatch's last level, as a profiled pass. With
-    /// mesh draws to follow (`draws`: a graph whose mesh nodes are drawn
-    /// once, after the levels, or a render pass instance the levels run
-    /// in), the level's [`Self::compute_barrier`] ordering them, which also
-    /// orders the finishers' status words before the host's reads when
-    /// `host` (one barrier where two would cost twice). Otherwise only the
-    /// status words' compute-to-host barrier, where the host reads some:
-    /// what follows the dispatch is ordered after it by the application
+    /// The barrier after a dispatch's last level, as a profiled pass: only
+    /// with mesh draws to follow (`draws`: a graph whose mesh nodes are
+    /// drawn once, after the levels, or a render pass instance the levels
+    /// run in), the level's [`Self::compute_barrier`] ordering them. What
+    /// follows the dispatch is ordered after it by the application
     /// (revision 2, "Dispatch a graph": scratch is synchronized with the
     /// compute stage and shader writes), and a compute barrier here would
     /// cost every dispatch about 1.5 µs on the H200 and stall the
-    /// application's independent work behind the graph.
-    pub(super) fn last_level_barrier(&self, level: usize, draws: bool, host: bool) {
+    /// application's independent work behind the graph. The finishers'
+    /// status words reach the host through one barrier at the command
+    /// buffer's end (`ffi::commands::end_command_buffer`).
+    pub(super) fn last_level_barrier(&self, level: usize, draws: bool) {
         if self.draws || draws {
-            self.pass(|| Pass::new("barrier", Some(level)), || self.barrier_for(true, host));
-        } else if host {
-            self.pass(
-                || Pass::new("barrier", Some(level)),
-                || {
-                    self.barrier(
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::AccessFlags::SHADER_WRITE,
-                        vk::PipelineStageFlags::HOST,
-                        vk::AccessFlags::HOST_READ,
-                    )
-                },
-            );
+            self.pass(|| Pass::new("barrier", Some(level)), || self.barrier_for(true));
         }
     }
 
-    /// The barrier after compute work, for mesh draws too when `draws`,
-    /// and for host reads when `host`.
-    fn barrier_for(&self, draws: bool, host: bool) {
-        let (host_stage, host_read) = match host {
-            true => (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
-            false => (vk::PipelineStageFlags::empty(), vk::AccessFlags::empty()),
-        };
+    /// The barrier after compute work, for mesh draws too when `draws`.
+    fn barrier_for(&self, draws: bool) {
         if !draws {
             self.barrier(
                 vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::AccessFlags::SHADER_WRITE,
-                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT | host_stage,
-                vk::AccessFlags::SHADER_READ
-                    | vk::AccessFlags::SHADER_WRITE
-                    | vk::AccessFlags::INDIRECT_COMMAND_READ
-                    | host_read,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::INDIRECT_COMMAND_READ,
             );
             return;
         }
@@ -158,15 +137,14 @@ impl Recorder<'_> {
             vk::AccessFlags::SHADER_WRITE
                 | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
                 | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
-            shaders | attachments | vk::PipelineStageFlags::DRAW_INDIRECT | host_stage,
+            shaders | attachments | vk::PipelineStageFlags::DRAW_INDIRECT,
             vk::AccessFlags::SHADER_READ
                 | vk::AccessFlags::SHADER_WRITE
                 | vk::AccessFlags::INDIRECT_COMMAND_READ
                 | vk::AccessFlags::COLOR_ATTACHMENT_READ
                 | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
                 | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
-                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE
-                | host_read,
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
         );
     }
 

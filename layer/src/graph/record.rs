@@ -344,22 +344,12 @@ impl Dispatch<'_> {
                     }
                     self.launch_nodes(d, &launched);
                     if d + 1 == levels.len() {
-                        r.last_level_barrier(d, graph.mesh_drawn_once(), self.status.is_some());
+                        r.last_level_barrier(d, graph.mesh_drawn_once());
                     } else {
                         r.level_barrier(Some(d));
                     }
                     self.copy_counts(Some(d), levels.get(d + 1).map(|l| (d + 1, l)));
                 },
-            );
-        }
-        if levels.is_empty() && self.status.is_some() {
-            // No last level's barrier carries the host's reads: the entry
-            // passes' status words.
-            r.barrier(
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::AccessFlags::SHADER_WRITE,
-                vk::PipelineStageFlags::HOST,
-                vk::AccessFlags::HOST_READ,
             );
         }
         restore_compute_state(r, self.cb_state);
