@@ -26,9 +26,11 @@
 //!   loads them: each brings the line into its own processor's cache while
 //!   the `NodeDispatch` arrives (deferred shading's 32,400 level-0
 //!   workgroups gain 1.4 %, and lose it when only the first 4,096 do). A
-//!   launch whose workgroups read records far from its first line pays for
-//!   nothing: fanout's 2.1 million level-0 workgroups, 0.9 %. Later levels'
-//!   launches are in scratch, read by the finisher of the level before.
+//!   launch whose workgroups read records far from its first line pays
+//!   for loads that bring it nothing: fanout's 2.1 million level-0
+//!   workgroups, 0.9 %. At later levels the launch's fields were written
+//!   by the finisher of the level before, into scratch the GPU's cache
+//!   holds.
 //!
 //! The loaded words only decide a store to the sink that no record reads
 //! meaningfully (a lost record's payload is the sink's garbage anyway), so
