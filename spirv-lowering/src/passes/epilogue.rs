@@ -4,9 +4,13 @@
 //! `NodeDispatch::workgroup_base` + its linear id, see `abi`); the workgroup
 //! completing a group resets the group's counter and counts the group in
 //! `GraphContext::done`; the one completing the level calls the level
-//! finisher. A level of one workgroup needs no count at all.
+//! finisher. A level of one workgroup needs no count at all. Invocation 0
+//! counts; it calls the unrolled finisher itself, which it runs alone, and
+//! tells the workgroup through Workgroup memory and a barrier only for the
+//! looped one, which every invocation runs.
 
 use super::context::Ctx;
+use super::finisher;
 use crate::abi::{DONE_GROUPS, DONE_GROUP_STRIDE_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
@@ -43,7 +47,14 @@ pub(super) fn run(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: Numbering
     let a = cx.abi;
     let u = a.u32;
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
-    let last_var = ir.global_var(StorageClass::Workgroup, u, "node_level_last");
+    // A finisher that invocation 0 runs alone needs nobody told: its flag
+    // stays in a Function variable, and no second barrier stands between
+    // the count and the finisher.
+    let alone_finisher = finisher::one_invocation(cx.opts);
+    let last_var = match alone_finisher {
+        true => b.local(ir, u, zero),
+        false => ir.global_var(StorageClass::Workgroup, u, "node_level_last"),
+    };
     // Every invocation's writes (records, counters) before the count, which
     // releases them to the other workgroups.
     let wg = ir.c_u32(Scope::Workgroup as u32);
@@ -59,8 +70,21 @@ pub(super) fn run(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: Numbering
     let mc = b.begin_if(ir, crowd);
     count_done(ir, cx, b, push, &n, last_var);
     b.end_if(mc);
+    if alone_finisher {
+        call_if_last(ir, cx, b, last_var, finisher);
+        b.end_if(m);
+        return;
+    }
     b.end_if(m);
     b.workgroup_barrier(ir);
+    call_if_last(ir, cx, b, last_var, finisher);
+}
+
+/// Calls `finisher` where `last_var` holds 1.
+fn call_if_last(ir: &mut Ir, cx: &Ctx, b: &mut Body, last_var: Word, finisher: Word) {
+    let a = cx.abi;
+    let u = a.u32;
+    let zero = ir.c_u32(0);
     let flag = b.op(ir, Op::Load, u, vec![id(last_var)]);
     let last = b.bin(ir, Op::INotEqual, a.bool_, flag, zero);
     let m = b.begin_if(ir, last);

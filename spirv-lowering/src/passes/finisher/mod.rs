@@ -53,11 +53,22 @@ const MAX_GROUPS_X: u32 = 65535;
 /// The most slots the unrolled form handles (its code grows with them).
 const MAX_UNROLLED: usize = 8;
 
+/// Whether the finisher lowered with `opts` is the unrolled form, which
+/// invocation 0 runs alone (the looped form needs the whole workgroup).
+pub fn one_invocation(opts: &crate::options::LowerOptions) -> bool {
+    unrolled_tables(opts).is_some()
+}
+
+/// The tables the unrolled form is lowered with, where it is the one.
+fn unrolled_tables(opts: &crate::options::LowerOptions) -> Option<&crate::options::GraphTables> {
+    opts.tables.as_ref().filter(|t| t.launched.len() <= MAX_UNROLLED)
+}
+
 pub fn run(ir: &mut Ir, cx: &Ctx, workgroup_size: u32) -> Word {
     let a = cx.abi;
     let (fid, _, func, mut b) = runtime::begin_fn(ir, a.void, &[]);
     let push = runtime::push(ir, &a, &cx.push, &mut b);
-    match cx.opts.tables.as_ref().filter(|t| t.launched.len() <= MAX_UNROLLED) {
+    match unrolled_tables(cx.opts) {
         Some(tables) => unrolled::emit(ir, cx, &mut b, &push, tables),
         None => looped::emit(ir, cx, &mut b, &push, workgroup_size),
     }
