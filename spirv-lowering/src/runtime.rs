@@ -562,9 +562,9 @@ impl Pool {
         (a, b): (&Abi, &mut Body),
         fun: Word,
         [tag, low]: [Word; 2],
-        [claimed, opens, pin, level]: [Word; 4],
+        [claimed, opens, pin, level_tag]: [Word; 4],
     ) -> Word {
-        let fixed = [fun, self.keys, self.count, self.homes, tag, low, claimed, opens, pin, level];
+        let fixed = [fun, self.keys, self.count, self.homes, tag, low, claimed, opens, pin, level_tag];
         let ops = fixed.iter().map(|&w| id(w)).collect();
         b.op(ir, Op::FunctionCall, a.u32, ops)
     }

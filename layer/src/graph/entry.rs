@@ -171,8 +171,7 @@ fn write_grid_starts(
         at += 4 * starts.len() as u64;
     });
     let limits = GridLimits::of(graph, grid_node);
-    let fits =
-        written && (0..3).all(|c| sums.largest[c] <= limits.grid[c]) && !sums.wrapped && sums.total <= limits.total;
+    let fits = written && !limits.passes(sums.largest) && !sums.wrapped && sums.total <= limits.total;
     if fits {
         Ok(sums.total)
     } else {
@@ -184,7 +183,6 @@ fn write_grid_starts(
 struct GridLimits {
     /// MaxNumWorkgroupsAMDX, else the per-dimension limit.
     declared: [u32; 3],
-    grid: [u64; 3],
     /// The workgroups a node's records may ask for together.
     total: u64,
 }
@@ -197,7 +195,12 @@ impl GridLimits {
         }
         .unwrap_or(crate::advertise::properties().max_execution_graph_workgroup_count);
         let total = u64::from(crate::advertise::properties().max_execution_graph_workgroups);
-        GridLimits { declared, grid: declared.map(u64::from), total }
+        GridLimits { declared, total }
+    }
+
+    /// Whether `grid` passes the declared grid in some dimension.
+    fn passes(&self, grid: [u64; 3]) -> bool {
+        grid.iter().zip(self.declared).any(|(&g, most)| g > u64::from(most))
     }
 }
 
@@ -216,8 +219,7 @@ fn first_grid_over(
         for i in 0..input.count as usize {
             let grid = read.grid(input.payloads, i * input.stride);
             total = total.saturating_add(workgroups(grid));
-            let over = (0..3).any(|c| grid[c] > limits.grid[c]);
-            if over || total > limits.total {
+            if limits.passes(grid) || total > limits.total {
                 return Err(RecordError::GridTooLarge {
                     node: graph.graph.nodes[s.slot].decl.name.clone(),
                     record,

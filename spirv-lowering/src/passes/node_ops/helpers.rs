@@ -160,12 +160,12 @@ pub(super) fn claim_or_raise(
     // before, whatever key is claimed (a pinned one is keyed with the pin).
     let tag = cx.vars.ctx.tag(ir, &a, b);
     let one = ir.c_u32(1);
-    let level = b.bin(ir, Op::IAdd, u, tag, one);
+    let level_tag = b.bin(ir, Op::IAdd, u, tag, one);
     let frame = b.local(ir, u, none);
     let mf = b.begin_if(ir, fits);
     let claimed = runtime::claimed_counter(ir, &a, b, push);
     let opens = b.bin(ir, Op::IEqual, a.bool_, j, zero);
-    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin, level]);
+    let got = pool.claim(ir, (&a, b), claim, [wtag, low], [claimed, opens, pin, level_tag]);
     b.store_plain(frame, got);
     b.end_if(mf);
     let frame = b.op(ir, Op::Load, u, vec![id(frame)]);
