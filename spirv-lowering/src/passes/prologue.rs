@@ -23,8 +23,9 @@
 //! 4. **code**: calls the original entry function (now an ordinary
 //!    function) when the node's code runs;
 //! 5. **done**: counts the workgroup done and, in the level's last
-//!    workgroup, calls the level finisher (see `epilogue`, `finisher`). A
-//!    mesh node (no finisher) skips this step.
+//!    workgroup, calls the level finisher (see `epilogue`, `finisher`); a
+//!    node without outputs does this before step 4. A mesh node (no
+//!    finisher) skips this step.
 //!
 //! For packed thread nodes the `LocalSize` becomes (W, 1, 1). Afterwards the
 //! application's code runs unchanged with node semantics.
@@ -70,8 +71,16 @@ pub fn run(
             // (fixed for the level): off the path from the code's end to the
             // finisher.
             let numbering = epilogue::Numbering::load(ir, cx, &mut b, &push, at.l);
-            run_code(ir, &mut b, cx, at.runs, inner);
-            epilogue::run(ir, cx, &mut b, &push, numbering, finisher);
+            match epilogue::DonePoint::of(cx) {
+                point @ epilogue::DonePoint::BeforeCode => {
+                    epilogue::run(ir, cx, &mut b, &push, numbering, finisher, point);
+                    run_code(ir, &mut b, cx, at.runs, inner);
+                }
+                point @ epilogue::DonePoint::AfterCode => {
+                    run_code(ir, &mut b, cx, at.runs, inner);
+                    epilogue::run(ir, cx, &mut b, &push, numbering, finisher, point);
+                }
+            }
         }
         None => {
             // A mesh node: drawn, never counted done (it is no part of a

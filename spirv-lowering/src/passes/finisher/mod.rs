@@ -42,6 +42,7 @@ mod unrolled;
 
 use super::context::Ctx;
 use super::fault::{self, Fault};
+use super::status;
 use crate::abi::{FAULT_LEVEL_WORKGROUPS, MAX_LEVEL_WORKGROUPS, NO_NODE, STATUS_FATAL, STATUS_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
@@ -271,11 +272,14 @@ fn close_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, status: Word, w
     let after = b.bin(ir, Op::IAdd, u, push.level, one);
     let last = ir.c_u32(STATUS_WORDS - 1);
     let inside = b.bin(ir, Op::ULessThan, a.bool_, after, last);
-    let after = b.select(ir, u, inside, after, last);
-    for at in [after, last] {
-        let p = b.elem(ir, a.p_u32, wp, at);
-        b.store(p, status, 4);
-    }
+    let mi = b.begin_if(ir, inside);
+    let p = b.elem(ir, a.p_u32, wp, after);
+    b.store(p, status, 4);
+    b.end_if(mi);
+    // ORed: a payload index fault may reach the final word from a
+    // workgroup still running (`status::report_bounds`).
+    let p = status::final_word(ir, cx, b, words);
+    b.atomic(ir, Op::AtomicOr, u, p, status);
     b.end_if(m);
 }
 
