@@ -70,11 +70,13 @@
 //! (One counter for every workgroup would serialize a level of two million
 //! small workgroups on one address: about a millisecond on an H100.) A group
 //! with a single workgroup is complete without its counter, and a level of
-//! one workgroup needs no `done` count at all. A node without outputs
-//! changes no counter, so its workgroups count themselves done before their
-//! code runs (after the prologue's reads of what the finisher changes), and
-//! its payload index faults go straight into the final host status word,
-//! which finishers OR their status into.
+//! one workgroup needs no `done` count at all. The finisher reads only
+//! counters, so a workgroup counts itself done once it has changed its last
+//! counter (and the prologue has read what the finisher changes): a node
+//! without outputs before its code runs, a node whose last allocation or
+//! grid enqueue every invocation passes once right after it, others at
+//! their end. Payload index faults, which may come later, go straight into
+//! the final host status word, which finishers OR their status into.
 //!
 //! # Mesh nodes drawn once
 //! Where no mesh node shares input and no output mixes mesh and compute

@@ -280,3 +280,46 @@ fn a_mesh_node_that_enqueues_is_refused() {
     let err = analyze(&w).unwrap_err().to_string();
     assert!(err.contains("a mesh node cannot enqueue"), "{err}");
 }
+
+/// The lowered text of `entry` in corpus module `file` and the lines of the
+/// calls to the functions named `names`, in text order.
+fn lowered_calls(file: &str, entry: &str, names: &[&str]) -> Vec<Vec<usize>> {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus").join(file));
+    let text = common::disassemble(&lower(&w, &LowerOptions::new(entry)).unwrap().words);
+    let id_of = |name: &str| {
+        let quoted = format!("\"{name}\"");
+        text.lines().find(|l| l.contains("OpName") && l.ends_with(&quoted)).and_then(|l| l.split_whitespace().nth(1))
+    };
+    names
+        .iter()
+        .map(|name| match id_of(name) {
+            None => vec![],
+            Some(fid) => text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| l.contains("OpFunctionCall") && l.split_whitespace().nth(4) == Some(fid))
+                .map(|(i, _)| i)
+                .collect(),
+        })
+        .collect()
+}
+
+#[test]
+fn workgroups_count_done_where_their_last_counter_changes() {
+    // No outputs: counted (and finished, when last) before the node's code.
+    let calls = lowered_calls("01_hello_chain.spv", "thirdNode", &["node_level_finish", "thirdNode_node_code"]);
+    let (finish, code) = (&calls[0], &calls[1]);
+    assert!(finish.len() == 1 && code.len() == 1 && finish[0] < code[0], "{calls:?}");
+    // One allocation every invocation passes once: counted right after it.
+    let names = ["node_output0_allocate_workgroup", "node_count_done_at_last_change"];
+    let calls = lowered_calls("01_hello_chain.spv", "firstNode", &names);
+    let (allocate, count) = (&calls[0], &calls[1]);
+    assert!(allocate.len() == 1 && count.len() == 1 && allocate[0] < count[0], "{calls:?}");
+    // An allocation under a branch: counted at the end, after the code.
+    let names = ["node_count_done_at_last_change", "node_level_finish", "sparseArray_node_code"];
+    let calls = lowered_calls("val-exempt/v15_output_sparse_array.spv", "sparseArray", &names);
+    assert!(
+        calls[0].is_empty() && calls[1].len() == 1 && calls[2].len() == 1 && calls[2][0] < calls[1][0],
+        "{calls:?}"
+    );
+}

@@ -11,19 +11,27 @@
 //!
 //! The finisher needs only the level's counters final, not its records
 //! (the barrier after the level orders those), so a workgroup may count
-//! itself done as soon as it has changed its last counter. A node without
-//! outputs changes none (and its only status, a payload index past its
-//! records, goes straight to the host's words: `status::report_bounds`), so
-//! it counts before its code runs ([`DonePoint::BeforeCode`]): the count and
-//! the finisher overlap the level's work instead of following it, behind a
-//! barrier that waits for every store.
+//! itself done as soon as it has changed its last counter
+//! ([`DonePoint`]): a node without outputs changes none, so it counts
+//! before its code runs; a node whose last counter change (an allocation,
+//! or an enqueue with grid entries) is at a site every invocation passes
+//! once counts there (`node_ops::last_change`), before it writes its
+//! records; any other node counts at the end. An early count releases the
+//! prologue's reads of what the finisher changes (the tag, this level's
+//! launch) and the workgroup's counter changes, without waiting for any
+//! record store to drain. Before the code, the last workgroup runs the
+//! finisher right away; after a site, at its end (the finisher's loads then
+//! overlap its record stores). (A payload index fault, which can come after
+//! the finisher has cleared the level's status, goes straight to the
+//! host's words: `status::report_bounds`.)
 
 use super::context::Ctx;
 use super::finisher;
+use super::node_ops::{self, Site};
 use crate::abi::{DONE_GROUPS, DONE_GROUP_STRIDE_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
-use crate::runtime::{ctx_parity_ptr, Push};
+use crate::runtime::{self, ctx_parity_ptr, Push};
 use spirv::{Op, Scope, StorageClass, Word};
 
 /// Acquire-release of device and workgroup memory.
@@ -43,16 +51,35 @@ const RELEASE_UNIFORM: u32 = 0x4 | 0x40; // Release | UniformMemory
 pub(super) enum DonePoint {
     /// Before the node's code: a node without outputs changes no counter.
     BeforeCode,
+    /// Inside the node's code, right after its last counter change (see
+    /// `node_ops::last_change`), by a call to the function with this id.
+    AtSite(Site, Word),
     /// After every invocation has finished the node's code.
     AfterCode,
 }
 
 impl DonePoint {
-    /// The point for the entry being lowered.
-    pub fn of(cx: &Ctx) -> DonePoint {
-        match cx.facts.info.outputs.is_empty() {
-            true => DonePoint::BeforeCode,
-            false => DonePoint::AfterCode,
+    /// The point for the entry being lowered (before `node_ops` rewrites
+    /// the instructions `node_ops::last_change` looks for).
+    pub fn choose(ir: &mut Ir, cx: &Ctx) -> DonePoint {
+        if cx.facts.info.mesh {
+            // Drawn, never counted (see `prologue`).
+            return DonePoint::AfterCode;
+        }
+        if cx.facts.info.outputs.is_empty() {
+            return DonePoint::BeforeCode;
+        }
+        match node_ops::last_change(ir, cx) {
+            Some(site) => DonePoint::AtSite(site, ir.id()),
+            None => DonePoint::AfterCode,
+        }
+    }
+
+    /// The site and the function `node_ops` calls there.
+    pub fn site(self) -> Option<(Site, Word)> {
+        match self {
+            DonePoint::AtSite(site, fid) => Some((site, fid)),
+            _ => None,
         }
     }
 }
@@ -77,25 +104,134 @@ impl Numbering {
     }
 }
 
-/// Counts the workgroup done at `point`; the level's last workgroup runs
-/// `finisher`.
-pub(super) fn run(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: Numbering, finisher: Word, point: DonePoint) {
+/// Runs `code` (the node's code, for the whole workgroup) and counts the
+/// workgroup done at `point`; the level's last workgroup runs `finisher`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn around_code(
+    ir: &mut Ir,
+    cx: &Ctx,
+    b: &mut Body,
+    push: &Push,
+    n: Numbering,
+    finisher: Word,
+    point: DonePoint,
+    code: impl FnOnce(&mut Ir, &mut Body),
+) {
+    match point {
+        DonePoint::BeforeCode => {
+            let last = Last::declare(ir, cx, b, false);
+            count(ir, cx, b, push, &n, last, true);
+            finish_if_last(ir, cx, b, &n, last, finisher, true);
+            code(ir, b);
+        }
+        DonePoint::AfterCode => {
+            code(ir, b);
+            let last = Last::declare(ir, cx, b, false);
+            count(ir, cx, b, push, &n, last, false);
+            finish_if_last(ir, cx, b, &n, last, finisher, false);
+        }
+        DonePoint::AtSite(_, fid) => {
+            // Counted at the site; the last workgroup finishes the level
+            // here, after its code, so that the finisher's loads overlap
+            // the drain of its record writes instead of holding them back
+            // (H200: classify 1.25 -> 1.21, classify-4m 1.15 -> 1.11 against
+            // finishing at the site; deferred 1.10 -> 1.12, chain and
+            // busy-levels alike).
+            let last = Last::declare(ir, cx, b, true);
+            let counted = at_site(ir, cx, b, &n, last, fid);
+            code(ir, b);
+            let a = cx.abi;
+            let zero = ir.c_u32(0);
+            let flag = b.op(ir, Op::Load, a.u32, vec![id(counted)]);
+            let yes = b.bin(ir, Op::INotEqual, a.bool_, flag, zero);
+            let m = b.begin_if(ir, yes);
+            finish_if_last(ir, cx, b, &n, last, finisher, true);
+            b.end_if(m);
+            // A workgroup whose code did not run has not counted.
+            let not_yet = b.op(ir, Op::LogicalNot, a.bool_, vec![id(yes)]);
+            let m = b.begin_if(ir, not_yet);
+            let last = Last::declare(ir, cx, b, false);
+            count(ir, cx, b, push, &n, last, false);
+            finish_if_last(ir, cx, b, &n, last, finisher, false);
+            b.end_if(m);
+        }
+    }
+}
+
+/// Where the workgroup keeps whether it is the level's last: a Function
+/// variable of invocation 0 when it runs the finisher alone (a Private
+/// one when the count is in another function than the finisher), else
+/// Workgroup memory, which every invocation reads after a barrier.
+#[derive(Clone, Copy)]
+struct Last {
+    var: Word,
+    alone_finisher: bool,
+}
+
+impl Last {
+    fn declare(ir: &mut Ir, cx: &Ctx, b: &mut Body, across_functions: bool) -> Last {
+        let u = cx.abi.u32;
+        let alone_finisher = finisher::one_invocation(cx.opts);
+        let var = match (alone_finisher, across_functions) {
+            (true, false) => {
+                let zero = ir.c_u32(0);
+                b.local(ir, u, zero)
+            }
+            (true, true) => ir.global_var(StorageClass::Private, u, "node_level_last_here"),
+            (false, _) => ir.global_var(StorageClass::Workgroup, u, "node_level_last"),
+        };
+        Last { var, alone_finisher }
+    }
+}
+
+/// Emits `fid`, the count at the node's last counter change (every
+/// invocation calls it once, see `node_ops::last_change`), leaving the
+/// verdict in `last`, with `n` handed over in Private variables, which the
+/// caller's `b` fills; returns the Private flag that says the workgroup has
+/// counted.
+fn at_site(ir: &mut Ir, cx: &Ctx, b: &mut Body, n: &Numbering, last: Last, fid: Word) -> Word {
+    let a = cx.abi;
+    let var = |ir: &mut Ir, b: &mut Body, ty: Word, v: Word, name: &str| {
+        let p = ir.global_var(StorageClass::Private, ty, name);
+        b.store_plain(p, v);
+        p
+    };
+    let zero = ir.c_u32(0);
+    let counted = var(ir, b, a.u32, zero, "node_counted_done");
+    let number = var(ir, b, a.u32, n.number, "node_done_number");
+    let launched = var(ir, b, a.u32, n.launched, "node_done_launched");
+    let counters = var(ir, b, a.u64, n.counters, "node_done_counters");
+    let (_, _, mut func, mut fb) = runtime::begin_fn(ir, a.void, &[]);
+    if let Some(def) = func.def.as_mut() {
+        def.result_id = Some(fid);
+    }
+    let push = runtime::push(ir, &a, &cx.push, &mut fb);
+    let load = |ir: &mut Ir, fb: &mut Body, ty: Word, p: Word| fb.op(ir, Op::Load, ty, vec![id(p)]);
+    let n = Numbering {
+        number: load(ir, &mut fb, a.u32, number),
+        launched: load(ir, &mut fb, a.u32, launched),
+        counters: load(ir, &mut fb, a.u64, counters),
+    };
+    count(ir, cx, &mut fb, &push, &n, last, true);
+    let one = ir.c_u32(1);
+    fb.store_plain(counted, one);
+    fb.end(inst(Op::Return, None, None, vec![]), None);
+    runtime::finish_fn(ir, func, fb, "node_count_done_at_last_change");
+    counted
+}
+
+/// Counts the workgroup done, leaving 1 in `last` in the level's last
+/// workgroup (invocation 0's; a level of one workgroup needs no count).
+/// `early`: before the workgroup's code has ended (it has changed its last
+/// counter), so the count releases without acquiring.
+fn count(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: &Numbering, last: Last, early: bool) {
     let a = cx.abi;
     let u = a.u32;
     let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
-    let early = point == DonePoint::BeforeCode;
-    // A finisher that invocation 0 runs alone needs nobody told: its flag
-    // stays in a Function variable, and no second barrier stands between
-    // the count and the finisher.
-    let alone_finisher = finisher::one_invocation(cx.opts);
-    let last_var = match alone_finisher {
-        true => b.local(ir, u, zero),
-        false => ir.global_var(StorageClass::Workgroup, u, "node_level_last"),
-    };
     // Every invocation's accesses before the count, which releases them to
-    // the other workgroups: after the code, its writes (records, counters);
-    // before it, the prologue's reads of what the finisher changes (the
-    // tag, this level's launch), which must not see its stores.
+    // the other workgroups: its writes (records, counters) and the
+    // prologue's reads of what the finisher changes (the tag, this level's
+    // launch), which must not see its stores.
     let wg = ir.c_u32(Scope::Workgroup as u32);
     let sem = ir.c_u32(ACQ_REL_ALL);
     b.push(inst(Op::ControlBarrier, None, None, vec![id(wg), id(wg), id(sem)]));
@@ -104,37 +240,49 @@ pub(super) fn run(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: Numbering
     let m = b.begin_if(ir, l0);
     let alone = b.bin(ir, Op::IEqual, a.bool_, n.launched, one);
     let flag = b.select(ir, u, alone, one, zero);
-    b.store_plain(last_var, flag);
+    b.store_plain(last.var, flag);
     let crowd = b.op(ir, Op::LogicalNot, a.bool_, vec![id(alone)]);
     let mc = b.begin_if(ir, crowd);
-    count_done(ir, cx, b, push, &n, last_var, early);
+    count_done(ir, cx, b, push, n, last.var, early);
     b.end_if(mc);
-    if alone_finisher {
-        call_if_last(ir, cx, b, last_var, finisher, early);
-        b.end_if(m);
-        return;
-    }
     b.end_if(m);
-    b.workgroup_barrier(ir);
-    call_if_last(ir, cx, b, last_var, finisher, early);
 }
 
-/// Calls `finisher` where `last_var` holds 1; after a count that did not
-/// acquire (`early`), behind an acquire fence that makes every other
-/// workgroup's released accesses visible to it.
-fn call_if_last(ir: &mut Ir, cx: &Ctx, b: &mut Body, last_var: Word, finisher: Word, early: bool) {
+/// Calls `finisher` in the level's last workgroup (by invocation 0 alone,
+/// without telling the others, or by every invocation after a barrier);
+/// after a count that did not acquire (`early`) and that others took part
+/// in, behind an acquire fence that makes every other workgroup's released
+/// accesses visible to it.
+fn finish_if_last(ir: &mut Ir, cx: &Ctx, b: &mut Body, n: &Numbering, last: Last, finisher: Word, early: bool) {
     let a = cx.abi;
     let u = a.u32;
-    let zero = ir.c_u32(0);
-    let flag = b.op(ir, Op::Load, u, vec![id(last_var)]);
-    let last = b.bin(ir, Op::INotEqual, a.bool_, flag, zero);
-    let m = b.begin_if(ir, last);
+    let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+    let m = match last.alone_finisher {
+        true => {
+            let lidx = b.op(ir, Op::Load, u, vec![id(cx.real.lidx)]);
+            let l0 = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
+            Some(b.begin_if(ir, l0))
+        }
+        false => {
+            b.workgroup_barrier(ir);
+            None
+        }
+    };
+    let flag = b.op(ir, Op::Load, u, vec![id(last.var)]);
+    let is_last = b.bin(ir, Op::INotEqual, a.bool_, flag, zero);
+    let ml = b.begin_if(ir, is_last);
     if early {
+        let crowd = b.bin(ir, Op::INotEqual, a.bool_, n.launched, one);
+        let mf = b.begin_if(ir, crowd);
         device_fence(ir, b, ACQUIRE_UNIFORM);
+        b.end_if(mf);
     }
     let r = ir.id();
     b.push(inst(Op::FunctionCall, Some(a.void), Some(r), vec![id(finisher)]));
-    b.end_if(m);
+    b.end_if(ml);
+    if let Some(m) = m {
+        b.end_if(m);
+    }
 }
 
 /// `OpMemoryBarrier` at Device scope with `semantics`.

@@ -48,11 +48,13 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
         opts.tables.is_none() && app_builtins.iter().any(|(b, _, _)| *b == spirv::BuiltIn::ShaderIndexAMDX);
     handles::run(ir, &cx)?;
     let (input, record_index_fns) = payload::run(ir, &cx)?;
-    node_ops::run(ir, &cx, input, &record_index_fns)?;
+    // Chosen before node_ops rewrites the instructions it looks for.
+    let done = epilogue::DonePoint::choose(ir, &cx);
+    node_ops::run(ir, &cx, input, &record_index_fns, done.site())?;
     let invocations = if packed { opts.thread_pack_width } else { facts.info.workgroup_size.iter().product() };
     // Mesh nodes are drawn apart from the compute levels and never finish one.
     let finish = (!facts.info.mesh).then(|| finisher::run(ir, &cx, invocations));
-    let workgroup_size = prologue::run(ir, &cx, &app_builtins, input, finish)?;
+    let workgroup_size = prologue::run(ir, &cx, &app_builtins, input, finish, done)?;
     aligned::run(ir);
     aliased::run(ir);
     cleanup::run(ir, &cx)?;

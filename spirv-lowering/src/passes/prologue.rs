@@ -24,8 +24,9 @@
 //!    function) when the node's code runs;
 //! 5. **done**: counts the workgroup done and, in the level's last
 //!    workgroup, calls the level finisher (see `epilogue`, `finisher`); a
-//!    node without outputs does this before step 4. A mesh node (no
-//!    finisher) skips this step.
+//!    node without outputs does this before step 4, a node whose last
+//!    counter change every invocation passes once does it there (inside
+//!    step 4). A mesh node (no finisher) skips this step.
 //!
 //! For packed thread nodes the `LocalSize` becomes (W, 1, 1). Afterwards the
 //! application's code runs unchanged with node semantics.
@@ -50,6 +51,7 @@ pub fn run(
     app: &AppBuiltins,
     input: InputLowering,
     finisher: Option<Word>,
+    done: epilogue::DonePoint,
 ) -> Result<[u32; 3], LowerError> {
     let a = cx.abi;
     let entry = cx.facts.entry_fn;
@@ -71,16 +73,8 @@ pub fn run(
             // (fixed for the level): off the path from the code's end to the
             // finisher.
             let numbering = epilogue::Numbering::load(ir, cx, &mut b, &push, at.l);
-            match epilogue::DonePoint::of(cx) {
-                point @ epilogue::DonePoint::BeforeCode => {
-                    epilogue::run(ir, cx, &mut b, &push, numbering, finisher, point);
-                    run_code(ir, &mut b, cx, at.runs, inner);
-                }
-                point @ epilogue::DonePoint::AfterCode => {
-                    run_code(ir, &mut b, cx, at.runs, inner);
-                    epilogue::run(ir, cx, &mut b, &push, numbering, finisher, point);
-                }
-            }
+            let code = |ir: &mut Ir, b: &mut Body| run_code(ir, b, cx, at.runs, inner);
+            epilogue::around_code(ir, cx, &mut b, &push, numbering, finisher, done, code);
         }
         None => {
             // A mesh node: drawn, never counted done (it is no part of a

@@ -25,6 +25,7 @@
 
 mod allocate;
 mod bounds;
+mod counters;
 mod decode;
 mod enqueue;
 mod helpers;
@@ -43,11 +44,23 @@ use rspirv::dr::Instruction;
 use spirv::{Op, Scope, Word};
 use std::collections::HashMap;
 
-pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering, record_index_fns: &RecordIndexFns) -> Result<(), LowerError> {
+pub use counters::{last_change, Site};
+
+/// Rewrites every AMDX instruction; after the one at `done`'s site, calls
+/// `done`'s function (the workgroup's done count, see `epilogue`).
+pub fn run(
+    ir: &mut Ir,
+    cx: &Ctx,
+    input: InputLowering,
+    record_index_fns: &RecordIndexFns,
+    done: Option<(Site, Word)>,
+) -> Result<(), LowerError> {
     let mut h = Helpers::default();
     let types = ir.type_map();
     let fcount = ir.m.functions.len();
     for fi in 0..fcount {
+        let is_entry =
+            ir.m.functions.get(fi).and_then(|f| f.def.as_ref()).and_then(|d| d.result_id) == Some(cx.facts.entry_fn);
         // Allocation results of this function and their count operands.
         let mut counts: HashMap<Word, Word> = HashMap::new();
         let nb = ir.m.functions.get(fi).map(|f| f.blocks.len()).unwrap_or(0);
@@ -56,9 +69,15 @@ pub fn run(ir: &mut Ir, cx: &Ctx, input: InputLowering, record_index_fns: &Recor
                 Some(b) => std::mem::take(&mut b.instructions),
                 None => continue,
             };
+            let label = ir.m.functions.get(fi).and_then(|f| f.blocks.get(bi)).and_then(|b| b.label.as_ref());
+            let site_here = done.filter(|(site, _)| is_entry && label.and_then(|l| l.result_id) == Some(site.block));
             let mut out: Vec<Instruction> = Vec::with_capacity(old.len());
-            for i in old {
+            for (index, i) in old.into_iter().enumerate() {
                 rewrite(ir, cx, &mut h, &types, &input, &mut counts, i, &mut out)?;
+                if let Some((_, count_done)) = site_here.filter(|(site, _)| site.index == index) {
+                    let r = ir.id();
+                    out.push(inst(Op::FunctionCall, Some(cx.abi.void), Some(r), vec![id(count_done)]));
+                }
             }
             if let Some(b) = ir.m.functions.get_mut(fi).and_then(|f| f.blocks.get_mut(bi)) {
                 b.instructions = out;
@@ -184,13 +203,13 @@ fn rewrite(
 }
 
 /// The output array type a (retyped) allocation result type pointed to.
-fn ir_pointee_before(cx: &Ctx, ptr_ty: Word) -> Option<Word> {
+pub(super) fn ir_pointee_before(cx: &Ctx, ptr_ty: Word) -> Option<Word> {
     cx.facts.output_ptr_types.get(&ptr_ty).copied()
 }
 
 /// Whether a target of output `k` may take its grid from the payload (its
 /// enqueue then has work to do). Unknown without the graph.
-fn may_target_dynamic(cx: &Ctx, k: usize) -> bool {
+pub(super) fn may_target_dynamic(cx: &Ctx, k: usize) -> bool {
     targets(cx, k).is_none_or(|(_, t)| t.dynamic)
 }
 
