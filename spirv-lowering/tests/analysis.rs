@@ -281,45 +281,53 @@ fn a_mesh_node_that_enqueues_is_refused() {
     assert!(err.contains("a mesh node cannot enqueue"), "{err}");
 }
 
-/// The lowered text of `entry` in corpus module `file` and the lines of the
-/// calls to the functions named `names`, in text order.
+/// The lowered text of `entry` in corpus module `file`: the lines of the
+/// calls to the functions named `names`, in text order, and then those of
+/// the barriers a done count starts with (acquire-release of device and
+/// workgroup memory, semantics 0x148).
 fn lowered_calls(file: &str, entry: &str, names: &[&str]) -> Vec<Vec<usize>> {
     let w = common::read_spv(&common::crate_dir().join("tests/corpus").join(file));
     let text = common::disassemble(&lower(&w, &LowerOptions::new(entry)).unwrap().words);
+    let lines_where = |f: &dyn Fn(&[&str]) -> bool| -> Vec<usize> {
+        text.lines().enumerate().filter(|(_, l)| f(&l.split_whitespace().collect::<Vec<_>>())).map(|(i, _)| i).collect()
+    };
     let id_of = |name: &str| {
         let quoted = format!("\"{name}\"");
         text.lines().find(|l| l.contains("OpName") && l.ends_with(&quoted)).and_then(|l| l.split_whitespace().nth(1))
     };
-    names
+    let mut found: Vec<Vec<usize>> = names
         .iter()
         .map(|name| match id_of(name) {
             None => vec![],
-            Some(fid) => text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| l.contains("OpFunctionCall") && l.split_whitespace().nth(4) == Some(fid))
-                .map(|(i, _)| i)
-                .collect(),
+            Some(fid) => lines_where(&|w| w.get(2) == Some(&"OpFunctionCall") && w.get(4) == Some(&fid)),
         })
-        .collect()
+        .collect();
+    let semantics: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("OpConstant ") && l.ends_with(" 328"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    found.push(lines_where(&|w| {
+        w.first() == Some(&"OpControlBarrier") && w.get(3).is_some_and(|s| semantics.contains(s))
+    }));
+    found
 }
 
 #[test]
 fn workgroups_count_done_where_their_last_counter_changes() {
-    // No outputs: counted (and finished, when last) before the node's code.
+    // No outputs: counted before the node's code, finished (when last) after it.
     let calls = lowered_calls("01_hello_chain.spv", "thirdNode", &["node_level_finish", "thirdNode_node_code"]);
-    let (finish, code) = (&calls[0], &calls[1]);
-    assert!(finish.len() == 1 && code.len() == 1 && finish[0] < code[0], "{calls:?}");
+    let (finish, code, count) = (&calls[0], &calls[1], &calls[2]);
+    assert!(finish.len() == 1 && code.len() == 1 && count.len() == 1, "{calls:?}");
+    assert!(count[0] < code[0] && code[0] < finish[0], "{calls:?}");
     // One allocation every invocation passes once: counted right after it.
     let names = ["node_output0_allocate_workgroup", "node_count_done_at_last_change"];
     let calls = lowered_calls("01_hello_chain.spv", "firstNode", &names);
     let (allocate, count) = (&calls[0], &calls[1]);
     assert!(allocate.len() == 1 && count.len() == 1 && allocate[0] < count[0], "{calls:?}");
     // An allocation under a branch: counted at the end, after the code.
-    let names = ["node_count_done_at_last_change", "node_level_finish", "sparseArray_node_code"];
+    let names = ["node_count_done_at_last_change", "sparseArray_node_code"];
     let calls = lowered_calls("val-exempt/v15_output_sparse_array.spv", "sparseArray", &names);
-    assert!(
-        calls[0].is_empty() && calls[1].len() == 1 && calls[2].len() == 1 && calls[2][0] < calls[1][0],
-        "{calls:?}"
-    );
+    let (site, code, count) = (&calls[0], &calls[1], &calls[2]);
+    assert!(site.is_empty() && code.len() == 1 && count.len() == 1 && code[0] < count[0], "{calls:?}");
 }
