@@ -107,9 +107,9 @@ impl Numbering {
 /// workgroup done at `point`; the level's last workgroup runs `finisher`
 /// after its code, wherever it counted: the finisher's loads then overlap
 /// the drain of its record stores instead of holding back its code (H200,
-/// against finishing right after an early count: classify 1.25 -> 1.19,
-/// classify-4m 1.15 -> 1.10, fanout 1.04 -> 1.02, deferred 1.10 -> 1.11 /
-/// 1.15 -> 1.15).
+/// over two A/B calls against finishing right after an early count:
+/// classify 1.25 -> 1.19, classify-4m 1.15 -> 1.10, fanout 1.04 -> 1.02,
+/// deferred about even).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn around_code(
     ir: &mut Ir,
@@ -292,8 +292,9 @@ fn device_fence(ir: &mut Ir, b: &mut Body, semantics: u32) {
 
 /// Invocation 0 of a level of several workgroups: the done-group count and
 /// the level's `done` count; leaves 1 in `last_var` in the last workgroup.
-/// `early` (a count before the node's code) counts with release only: the
-/// group's completer fences before it passes the group's counts on.
+/// `early` (a count before the workgroup's code has ended) counts with
+/// release only: the group's completer fences before it passes the
+/// group's counts on.
 fn count_done(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: &Numbering, last_var: Word, early: bool) {
     let a = cx.abi;
     let u = a.u32;

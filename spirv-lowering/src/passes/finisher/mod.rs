@@ -42,7 +42,7 @@ mod unrolled;
 
 use super::context::Ctx;
 use super::fault::{self, Fault};
-use super::status;
+use super::status::final_word;
 use crate::abi::{FAULT_LEVEL_WORKGROUPS, MAX_LEVEL_WORKGROUPS, NO_NODE, STATUS_FATAL, STATUS_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
@@ -278,7 +278,7 @@ fn close_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, status: Word, w
     b.end_if(mi);
     // ORed: a payload index fault may reach the final word from a
     // workgroup still running (`status::report_bounds`).
-    let p = status::final_word(ir, cx, b, words);
+    let p = final_word(ir, cx, b, words);
     b.atomic(ir, Op::AtomicOr, u, p, status);
     b.end_if(m);
 }
