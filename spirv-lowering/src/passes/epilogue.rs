@@ -135,6 +135,8 @@ pub(super) fn around_code(
             finish_if_last(ir, cx, b, &n, last, finisher, false);
         }
         DonePoint::AtSite(_, fid) => {
+            // Counted in the site's function (or here, where the code did
+            // not run), read here.
             let last = Last::declare(ir, cx, b, true);
             let counted = at_site(ir, cx, b, &n, last, fid);
             code(ir, b);
@@ -148,7 +150,6 @@ pub(super) fn around_code(
             // A workgroup whose code did not run has not counted.
             let not_yet = b.op(ir, Op::LogicalNot, a.bool_, vec![id(yes)]);
             let m = b.begin_if(ir, not_yet);
-            let last = Last::declare(ir, cx, b, false);
             count(ir, cx, b, push, &n, last, false);
             finish_if_last(ir, cx, b, &n, last, finisher, false);
             b.end_if(m);

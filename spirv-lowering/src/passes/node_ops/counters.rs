@@ -12,7 +12,7 @@
 //! once all lie on every path, so the last in order comes last on every
 //! path).
 
-use super::{ir_pointee_before, may_target_dynamic};
+use super::{may_target_dynamic, output_of};
 use crate::ir::{op_id, Ir};
 use crate::passes::context::Ctx;
 use spirv::{Op, Word};
@@ -36,10 +36,7 @@ pub fn last_change(ir: &Ir, cx: &Ctx) -> Option<Site> {
     let changes = |i: &rspirv::dr::Instruction| match i.class.opcode {
         Op::AllocateNodePayloadsAMDX => true,
         Op::EnqueueNodePayloadsAMDX => {
-            let output = op_id(i, 0).and_then(|p| types.get(&p).copied()).and_then(|t| {
-                let of = |t: Word| cx.facts.info.outputs.iter().position(|o| o.type_id == t);
-                of(t).or_else(|| ir_pointee_before(cx, t).and_then(of))
-            });
+            let output = op_id(i, 0).and_then(|p| types.get(&p).copied()).and_then(|t| output_of(cx, t));
             output.is_none_or(|k| may_target_dynamic(cx, k))
         }
         _ => false,

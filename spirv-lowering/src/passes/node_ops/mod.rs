@@ -110,10 +110,7 @@ fn rewrite(
         result_id: i.result_id,
         detail: d.into(),
     };
-    let output_of = |t: Word| {
-        let of = |t: Word| cx.facts.info.outputs.iter().position(|o| o.type_id == t);
-        of(t).or_else(|| ir_pointee_before(cx, t).and_then(of))
-    };
+    let output_of = |t: Word| output_of(cx, t);
     match i.class.opcode {
         Op::AllocateNodePayloadsAMDX => {
             let (Some(rt), Some(rid), Some(scope), Some(count), Some(nidx)) =
@@ -203,8 +200,15 @@ fn rewrite(
 }
 
 /// The output array type a (retyped) allocation result type pointed to.
-pub(super) fn ir_pointee_before(cx: &Ctx, ptr_ty: Word) -> Option<Word> {
+fn ir_pointee_before(cx: &Ctx, ptr_ty: Word) -> Option<Word> {
     cx.facts.output_ptr_types.get(&ptr_ty).copied()
+}
+
+/// The output whose payload array is type `t`, or whose (retyped)
+/// allocation result type pointed to one.
+pub(super) fn output_of(cx: &Ctx, t: Word) -> Option<usize> {
+    let of = |t: Word| cx.facts.info.outputs.iter().position(|o| o.type_id == t);
+    of(t).or_else(|| ir_pointee_before(cx, t).and_then(of))
 }
 
 /// Whether a target of output `k` may take its grid from the payload (its
