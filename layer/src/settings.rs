@@ -42,7 +42,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting of the layer.
-pub const SETTINGS: [SettingSpec; 10] = [
+pub const SETTINGS: [SettingSpec; 11] = [
     SettingSpec {
         key: "log",
         env: "VK_EMU_SE_LOG",
@@ -101,6 +101,13 @@ pub const SETTINGS: [SettingSpec; 10] = [
         description: "log the driver's statistics of every node kernel (registers, instructions...) where the driver has VK_KHR_pipeline_executable_properties",
     },
     SettingSpec {
+        key: "phase_clock",
+        env: "VK_EMU_SE_PHASE_CLOCK",
+        ty: SettingType::Bool,
+        default: "false",
+        description: "time the phases of every level inside its workgroups with the SM clock (records found, code done, counted done, finisher) and log each graph's averages when it is destroyed, where the driver has shaderSubgroupClock",
+    },
+    SettingSpec {
         key: "labels",
         env: "VK_EMU_SE_LABELS",
         ty: SettingType::Bool,
@@ -149,6 +156,9 @@ pub struct Settings {
     /// Log what the driver says of every node kernel it compiled
     /// (`VK_KHR_pipeline_executable_properties`: registers, instructions...).
     pub shader_statistics: bool,
+    /// Time the phases of every level inside its workgroups (see
+    /// `graph::phases`).
+    pub phase_clock: bool,
     /// Lower node kernels with payload bounds checks
     /// (`spirv_lowering::LowerOptions::checked_payloads`).
     pub checked_payloads: bool,
@@ -166,6 +176,7 @@ impl Default for Settings {
             statistics: None,
             without_labels: false,
             shader_statistics: false,
+            phase_clock: false,
             checked_payloads: CHECKED_PAYLOADS_DEFAULT,
         }
     }
@@ -212,6 +223,8 @@ impl Settings {
             ("labels", SettingValue::String(s)) => self.without_labels = !parse_bool(&s),
             ("shader_statistics", SettingValue::Bool(b)) => self.shader_statistics = b,
             ("shader_statistics", SettingValue::String(s)) => self.shader_statistics = parse_bool(&s),
+            ("phase_clock", SettingValue::Bool(b)) => self.phase_clock = b,
+            ("phase_clock", SettingValue::String(s)) => self.phase_clock = parse_bool(&s),
             ("checked_payloads", SettingValue::Bool(b)) => self.checked_payloads = b,
             ("checked_payloads", SettingValue::String(s)) => self.checked_payloads = parse_bool(&s),
             (key, value) => return Err(format!("unknown layer setting {key} = {value:?}")),

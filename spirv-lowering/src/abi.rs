@@ -236,6 +236,53 @@ pub const RECORDS_FRAMED: u32 = 1;
 pub const RECORDS_PINNED: u32 = 2;
 /// The tag bit of pinned frames' keys (level tags stay below it).
 pub const PIN_TAG: u32 = 1 << 31;
+/// The `phase_clock` diagnostic's table (`LowerOptions::phase_clock`):
+/// for each level (the last slot takes every level from it on) and phase,
+/// a `u64` sum of SM clock cycles since a workgroup's start and a `u64`
+/// count of the workgroups that added to it (their invocation 0).
+pub const PHASE_LEVELS: u32 = 64;
+/// Slots per level: one per [`Phase`], the rest unused (a power of two).
+pub const PHASE_SLOTS: u32 = 8;
+/// Bytes of the table.
+pub const PHASE_TABLE_BYTES: u64 = (PHASE_LEVELS * PHASE_SLOTS * 16) as u64;
+
+/// The moments of a workgroup's life the `phase_clock` diagnostic times,
+/// each from the workgroup's start (the slot index within its level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Phase {
+    /// Its records found and its builtins set: the node's code is next.
+    Fetched = 0,
+    /// The node's code done (every invocation's, in invocation 0's view).
+    CodeDone = 1,
+    /// It counted itself done (before, inside or after the code).
+    Counted = 2,
+    /// The level's last workgroup starts the finisher.
+    FinisherStart = 3,
+    /// The level's last workgroup has run the finisher.
+    FinisherEnd = 4,
+    /// Its end.
+    End = 5,
+}
+
+impl Phase {
+    /// Every phase, in slot order.
+    pub const ALL: [Phase; 6] =
+        [Phase::Fetched, Phase::CodeDone, Phase::Counted, Phase::FinisherStart, Phase::FinisherEnd, Phase::End];
+
+    /// What a report calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Fetched => "records found",
+            Phase::CodeDone => "code done",
+            Phase::Counted => "counted done",
+            Phase::FinisherStart => "finisher start",
+            Phase::FinisherEnd => "finisher end",
+            Phase::End => "end",
+        }
+    }
+}
+
 /// Groups the workgroups of a level are counted done in (see the module doc).
 pub const DONE_GROUPS: u32 = 64;
 /// Words between two done-group counters: 256 bytes, so that they fall in

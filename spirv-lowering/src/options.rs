@@ -36,6 +36,12 @@ pub struct LowerOptions {
     /// Without it, indexes are still held to `NodeMaxPayloadsAMDX` and
     /// `MaxRecords`, so no access leaves the node's own records.
     pub checked_payloads: bool,
+    /// The `phase_clock` diagnostic: the device address of the graph's
+    /// table ([`abi::PHASE_TABLE_BYTES`]), where invocation 0 of every
+    /// workgroup adds the SM clock cycles from its start to each
+    /// [`abi::Phase`] (the device must have `shaderSubgroupClock`). `None`:
+    /// nothing of it is emitted.
+    pub phase_clock: Option<u64>,
 }
 
 impl LowerOptions {
@@ -52,6 +58,7 @@ impl LowerOptions {
             subgroup_ops: true,
             tables: None,
             checked_payloads: false,
+            phase_clock: None,
         }
     }
 }

@@ -331,3 +331,28 @@ fn workgroups_count_done_where_their_last_counter_changes() {
     let (site, code, count) = (&calls[0], &calls[1], &calls[2]);
     assert!(site.is_empty() && code.len() == 1 && count.len() == 1 && code[0] < count[0], "{calls:?}");
 }
+
+/// The `phase_clock` diagnostic: a valid kernel that reads the clock at the
+/// start and at each phase (a count inside the code included), adding to
+/// the table at the address given; without it, no clock at all.
+#[test]
+fn phase_clock_reads_the_clock_at_every_phase_only_when_asked() {
+    let w = common::read_spv(&common::crate_dir().join("tests/corpus/01_hello_chain.spv"));
+    for entry in ["firstNode", "secondNode", "thirdNode"] {
+        let plain = common::disassemble(&lower(&w, &LowerOptions::new(entry)).unwrap().words);
+        assert!(!plain.contains("OpReadClockKHR") && !plain.contains("ShaderClockKHR"), "{entry}");
+        let table = 0x1234_5678_9ab0_u64;
+        let options = LowerOptions { phase_clock: Some(table), ..LowerOptions::new(entry) };
+        let words = lower(&w, &options).unwrap().words;
+        common::validate(&words).unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let text = common::disassemble(&words);
+        // The start, then records found, code done, counted done, finisher
+        // start and end, and the end; a kernel that counts at its last
+        // allocation counts again (and may finish) where its code did not run.
+        let at_site = text.contains("\"node_count_done_at_last_change\"");
+        let reads = if at_site { 10 } else { 7 };
+        assert_eq!(text.matches("OpReadClockKHR").count(), reads, "{entry}");
+        assert!(text.contains("OpCapability ShaderClockKHR") && text.contains("SPV_KHR_shader_clock"), "{entry}");
+        assert!(text.contains(&table.to_string()), "{entry}: the table's address is a constant");
+    }
+}

@@ -69,6 +69,13 @@ pub(super) unsafe extern "system" fn create_device(
                  described"
             );
         }
+        // The `phase_clock` setting, where the driver has the clock.
+        let phase_clock = emulated && instance.settings.phase_clock && physical.subgroup_clock;
+        if emulated && instance.settings.phase_clock && !physical.subgroup_clock {
+            tracing::warn!(
+                "phase_clock: the driver has no VK_KHR_shader_clock with shaderSubgroupClock; nothing is timed"
+            );
+        }
         let result = if !emulated {
             if let (true, Support::Unavailable(missing)) = (wants_amdx, &physical.support) {
                 tracing::error!(
@@ -81,7 +88,7 @@ pub(super) unsafe extern "system" fn create_device(
             // SAFETY: forwarding the application's arguments.
             unsafe { next_create(pd, create_info, allocator, device) }
         } else {
-            let next = NextCreate { next_create, allocator, device, shader_statistics };
+            let next = NextCreate { next_create, allocator, device, shader_statistics, phase_clock };
             // SAFETY: valid create info; `next_create` is the next layer's.
             unsafe { create_emulated(pd, info, &names, &physical, next) }
         };
@@ -108,7 +115,7 @@ pub(super) unsafe extern "system" fn create_device(
             )
         };
         let state = DeviceState {
-            gpu: Gpu::new(dispatch, instance.clone(), physical, mesh_enqueue),
+            gpu: Gpu::new(dispatch, instance.clone(), physical, mesh_enqueue, phase_clock),
             emulated,
             resources: Default::default(),
             command_buffers: Default::default(),
@@ -132,6 +139,8 @@ struct NextCreate {
     device: *mut vk::Device,
     /// Enable `VK_KHR_pipeline_executable_properties` (the `shader_statistics` setting).
     shader_statistics: bool,
+    /// Enable `VK_KHR_shader_clock` (the `phase_clock` setting).
+    phase_clock: bool,
 }
 
 /// Creates the device below without the extension, with the layer's features.
@@ -145,7 +154,7 @@ unsafe fn create_emulated(
     physical: &PhysicalDeviceState,
     next: NextCreate,
 ) -> vk::Result {
-    let NextCreate { next_create, allocator, device, shader_statistics } = next;
+    let NextCreate { next_create, allocator, device, shader_statistics, phase_clock } = next;
     // SAFETY: valid chain.
     let mut chain = unsafe { OwnedChain::copy_from(info.p_next) };
     let features_type = amdx::STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES;
@@ -176,6 +185,9 @@ unsafe fn create_emulated(
     }
     if shader_statistics {
         enable_executable_properties(&mut chain, &mut names);
+    }
+    if phase_clock {
+        enable_subgroup_clock(&mut chain, &mut names);
     }
     let mut copy = *info;
     copy.p_next = chain.link();
@@ -216,6 +228,20 @@ fn enable_executable_properties(chain: &mut OwnedChain, names: &mut Vec<*const c
         Some(f) => f.pipeline_executable_info = vk::TRUE,
         None => chain
             .push(vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true)),
+    }
+}
+
+/// The `phase_clock` setting reads the SM clock in node kernels:
+/// `VK_KHR_shader_clock` and its `shaderSubgroupClock`.
+fn enable_subgroup_clock(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
+    const EXT: &CStr = c"VK_KHR_shader_clock";
+    // SAFETY: each name is a valid C string.
+    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(EXT)) {
+        names.push(EXT.as_ptr());
+    }
+    match chain.get_mut::<vk::PhysicalDeviceShaderClockFeaturesKHR>() {
+        Some(f) => f.shader_subgroup_clock = vk::TRUE,
+        None => chain.push(vk::PhysicalDeviceShaderClockFeaturesKHR::default().shader_subgroup_clock(true)),
     }
 }
 

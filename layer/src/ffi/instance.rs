@@ -200,6 +200,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
     let mut facts = DeviceFacts { api_version: props.api_version, driver_lists_extension, ..Default::default() };
     let mut optional = OptionalFeatures::default();
     let mut mesh_shader = false;
+    let mut subgroup_clock = false;
     if can_query2 && props.api_version >= vk::API_VERSION_1_2 {
         let mut amdx_features = amdx::PhysicalDeviceShaderEnqueueFeatures {
             s_type: amdx::STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES,
@@ -218,6 +219,10 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         if lists(c"VK_EXT_mesh_shader") {
             features2 = features2.push_next(&mut mesh);
         }
+        let mut clock = vk::PhysicalDeviceShaderClockFeaturesKHR::default();
+        if lists(c"VK_KHR_shader_clock") {
+            features2 = features2.push_next(&mut clock);
+        }
         if driver_lists_extension {
             amdx_features.p_next = features2.p_next;
             features2.p_next = (&mut amdx_features as *mut amdx::PhysicalDeviceShaderEnqueueFeatures).cast();
@@ -230,6 +235,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         facts.shader_buffer_int64_atomics = v12.shader_buffer_int64_atomics == vk::TRUE;
         facts.driver_shader_enqueue = amdx_features.shader_enqueue == vk::TRUE;
         mesh_shader = mesh.mesh_shader == vk::TRUE;
+        subgroup_clock = clock.shader_subgroup_clock == vk::TRUE;
         // The device's version as the application sees it is the lower of the
         // two: a Vulkan 1.3 feature such as maintenance4 may only be enabled
         // through core 1.3 when the instance asked for 1.3 (the layer does not
@@ -259,6 +265,7 @@ pub(super) fn probe(instance: &InstanceState, pd: vk::PhysicalDevice) -> Physica
         has_maintenance5: lists(c"VK_KHR_maintenance5"),
         mesh_shader,
         executable_properties: lists(c"VK_KHR_pipeline_executable_properties"),
+        subgroup_clock,
         creation_feedback: props.api_version.min(instance.api_version) >= vk::API_VERSION_1_3,
         max_push_constants_size: props.limits.max_push_constants_size,
         timestamp_period: props.limits.timestamp_period,

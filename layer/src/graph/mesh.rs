@@ -74,6 +74,8 @@ pub(crate) fn create_mesh_node(
         subgroup_ops: device.physical.subgroup_ops,
         tables: None,
         checked_payloads: device.instance.settings.checked_payloads,
+        // Drawn, outside the compute levels the diagnostic times.
+        phase_clock: None,
     };
     // The guard must not live across the match: the miss arm locks again.
     let kept = device.lowered.lock().kernel(&stage.words, &options);

@@ -38,6 +38,7 @@ pub mod kernels;
 pub mod link;
 pub mod lowered_cache;
 pub mod mesh;
+pub mod phases;
 pub mod pipeline;
 pub mod profile;
 pub mod record;

@@ -10,6 +10,7 @@ use super::errors::GraphError;
 use super::gpu::Gpu;
 use super::kernels::KernelCache;
 use super::link::{self, Graph, NodeDecl};
+use super::phases::PhaseTable;
 use super::scratch::FixedLayout;
 use super::stage::{spec_map, MeshNode, NodeStage};
 use super::status::GraphNames;
@@ -58,6 +59,8 @@ pub struct GraphPipeline {
     /// What its dispatches' fault reports name (shared by their status
     /// slots, so a report outlives the graph).
     pub names: Arc<GraphNames>,
+    /// The `phase_clock` setting's table, reported when the graph goes.
+    pub phases: Option<PhaseTable>,
 }
 
 /// The layer's own pipelines on one device.
@@ -236,6 +239,7 @@ pub fn create_graph(
     let dump_dir = device.instance.settings.dump_spirv.as_deref();
     let graph_dir = device.instance.settings.dump_graph.as_deref();
     let graph_number = if dump_dir.is_some() || graph_dir.is_some() { super::dump::next_graph_number() } else { 0 };
+    let phases = PhaseGuard { device, table: PhaseTable::create(device)? };
     for (slot, (stage, node)) in stages.iter().zip(&graph.nodes).enumerate() {
         let dump = |kind: &str, words: &[u32]| {
             if let Some(dir) = dump_dir {
@@ -265,6 +269,7 @@ pub fn create_graph(
             subgroup_ops: device.physical.subgroup_ops,
             tables: Some(fixed.tables_for(&graph, slot, &schedules)),
             checked_payloads: device.instance.settings.checked_payloads,
+            phase_clock: phases.table.as_ref().map(PhaseTable::address),
         };
         let entries: Vec<vk::SpecializationMapEntry> = stage
             .specialization
@@ -307,8 +312,20 @@ pub fn create_graph(
     let kernels = kernels.into_pipelines();
     std::mem::forget(layout_guard);
     let names = Arc::new(GraphNames::new(&graph, &schedules));
-    let created =
-        GraphPipeline { handle, graph, fixed, schedules, nodes, kernels, stage_feedback, layout, push_offset, names };
+    let phases = phases.keep();
+    let created = GraphPipeline {
+        handle,
+        graph,
+        fixed,
+        schedules,
+        nodes,
+        kernels,
+        stage_feedback,
+        layout,
+        push_offset,
+        names,
+        phases,
+    };
     if let Some(dir) = graph_dir {
         super::describe::write(dir, graph_number, created.handle, &created.graph, &created.fixed);
     }
@@ -355,6 +372,26 @@ impl Drop for LayoutGuard<'_> {
     }
 }
 
+/// The phase table of a graph being created, destroyed unless kept.
+struct PhaseGuard<'a> {
+    device: &'a Gpu,
+    table: Option<PhaseTable>,
+}
+
+impl PhaseGuard<'_> {
+    fn keep(mut self) -> Option<PhaseTable> {
+        self.table.take()
+    }
+}
+
+impl Drop for PhaseGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(table) = self.table.take() {
+            table.destroy(self.device);
+        }
+    }
+}
+
 impl GraphPipeline {
     /// The graph has mesh nodes (it must be dispatched inside dynamic rendering).
     pub fn has_mesh_nodes(&self) -> bool {
@@ -369,6 +406,12 @@ impl GraphPipeline {
 
     /// Destroys every driver object of the graph (the handle included).
     pub fn destroy(&self, device: &Gpu) {
+        if let Some(table) = &self.phases {
+            for line in table.report(self.handle) {
+                tracing::info!("{line}");
+            }
+            table.destroy(device);
+        }
         let vk = &device.dispatch;
         for &kernel in &self.kernels {
             vk.destroy_pipeline(kernel);

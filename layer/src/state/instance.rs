@@ -30,6 +30,9 @@ pub(crate) struct PhysicalDeviceState {
     /// The driver lists `VK_KHR_pipeline_executable_properties` (the
     /// `shader_statistics` setting's source).
     pub executable_properties: bool,
+    /// `VK_KHR_shader_clock` with `shaderSubgroupClock` (the `phase_clock`
+    /// setting's clock).
+    pub subgroup_clock: bool,
     /// The device's version as the application sees it is 1.3 or later, so
     /// the layer may chain `VkPipelineCreationFeedbackCreateInfo` (core 1.3)
     /// to its own pipelines.

@@ -53,6 +53,8 @@ pub struct Ctx<'a> {
     pub push: PushVar,
     pub real: Real,
     pub vars: NodeVars,
+    /// The `phase_clock` diagnostic's variables, where it is on.
+    pub phases: Option<super::phases::PhaseVars>,
 }
 
 impl Ctx<'_> {

@@ -27,7 +27,8 @@
 use super::context::Ctx;
 use super::finisher;
 use super::node_ops::{self, Site};
-use crate::abi::{DONE_GROUPS, DONE_GROUP_STRIDE_WORDS};
+use super::phases;
+use crate::abi::{Phase, DONE_GROUPS, DONE_GROUP_STRIDE_WORDS};
 use crate::codegen::{f, Body};
 use crate::ir::{id, inst, Ir};
 use crate::runtime::{self, ctx_parity_ptr, Push};
@@ -245,6 +246,7 @@ fn count(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, n: &Numbering, last: 
     count_done(ir, cx, b, push, n, last.var, early);
     b.end_if(mc);
     b.end_if(m);
+    phases::mark(ir, cx, b, Phase::Counted);
 }
 
 /// Calls `finisher` in the level's last workgroup (by invocation 0 alone,
@@ -276,8 +278,10 @@ fn finish_if_last(ir: &mut Ir, cx: &Ctx, b: &mut Body, n: &Numbering, last: Last
         device_fence(ir, b, ACQUIRE_UNIFORM);
         b.end_if(mf);
     }
+    phases::mark(ir, cx, b, Phase::FinisherStart);
     let r = ir.id();
     b.push(inst(Op::FunctionCall, Some(a.void), Some(r), vec![id(finisher)]));
+    phases::mark(ir, cx, b, Phase::FinisherEnd);
     b.end_if(ml);
     if let Some(m) = m {
         b.end_if(m);

@@ -12,6 +12,7 @@ mod finisher;
 mod handles;
 mod node_ops;
 mod payload;
+mod phases;
 mod prefetch;
 mod prologue;
 mod push_block;
@@ -42,7 +43,8 @@ pub fn run(ir: &mut Ir, facts: &EntryFacts, opts: &LowerOptions) -> Result<Outco
     let real = builtins::declare_real(ir, &abi);
     let vars = NodeVars::declare(ir, &abi);
     let packed = packs_threads(&facts.info, opts.thread_pack_width);
-    let cx = Ctx { facts, opts, abi, packed, push, real, vars };
+    let phases = phases::PhaseVars::declare(ir, &abi, opts.phase_clock);
+    let cx = Ctx { facts, opts, abi, packed, push, real, vars, phases };
     let app_builtins = builtins::run(ir, &cx)?;
     let reads_shader_index =
         opts.tables.is_none() && app_builtins.iter().any(|(b, _, _)| *b == spirv::BuiltIn::ShaderIndexAMDX);

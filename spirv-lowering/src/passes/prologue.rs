@@ -28,6 +28,9 @@
 //!    counter change every invocation passes once does it there (inside
 //!    step 4). A mesh node (no finisher) skips this step.
 //!
+//! With the `phase_clock` diagnostic the workgroup's start is timed, and
+//! each of steps 3 to 5 and its end (see `phases`).
+//!
 //! For packed thread nodes the `LocalSize` becomes (W, 1, 1). Afterwards the
 //! application's code runs unchanged with node semantics.
 
@@ -35,8 +38,10 @@ use super::builtins::AppBuiltins;
 use super::context::Ctx;
 use super::epilogue;
 use super::payload::InputLowering;
+use super::phases;
 use super::prefetch;
 use super::records::{gather, Fetched, Source};
+use crate::abi::Phase;
 use crate::analyze::LaunchMode;
 use crate::codegen::{f, Body};
 use crate::error::LowerError;
@@ -60,6 +65,7 @@ pub fn run(
     let label = ir.id();
     let mut b = Body::new(label);
     let push = runtime::push(ir, &a, &cx.push, &mut b);
+    phases::start(ir, cx, &mut b, push.level);
     cx.vars.ctx.fill(ir, &a, &mut b, push.ctx);
     let src = Source::load(ir, cx, &mut b, &push);
     let at = position(ir, cx, &mut b, &push);
@@ -67,13 +73,17 @@ pub fn run(
     let view = records(ir, cx, &mut b, &src, &fetched, &at, input)?;
     let shader_index = shader_index(ir, cx, &mut b, &push, app);
     app_builtins(ir, cx, &mut b, app, view, at.real_lidx, shader_index);
+    phases::mark(ir, cx, &mut b, Phase::Fetched);
     match finisher {
         Some(finisher) => {
             // What the epilogue needs, loaded before the node's code runs
             // (fixed for the level): off the path from the code's end to the
             // finisher.
             let numbering = epilogue::Numbering::load(ir, cx, &mut b, &push, at.l);
-            let code = |ir: &mut Ir, b: &mut Body| run_code(ir, b, cx, at.runs, inner);
+            let code = |ir: &mut Ir, b: &mut Body| {
+                run_code(ir, b, cx, at.runs, inner);
+                phases::mark(ir, cx, b, Phase::CodeDone);
+            };
             epilogue::around_code(ir, cx, &mut b, &push, numbering, finisher, done, code);
         }
         None => {
@@ -85,6 +95,7 @@ pub fn run(
             run_code(ir, &mut b, cx, at.runs, inner);
         }
     }
+    phases::mark(ir, cx, &mut b, Phase::End);
     b.end(inst(Op::Return, None, None, vec![]), None);
     let fty = ir.t_fn(a.void, &[]);
     let mut wrapper = Function::new();

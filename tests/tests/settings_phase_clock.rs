@@ -1,0 +1,85 @@
+//! The `phase_clock` setting (`VK_EMU_SE_PHASE_CLOCK`): where the driver has
+//! `VK_KHR_shader_clock` with `shaderSubgroupClock` (both lavapipe lanes
+//! do), the layer enables it, its node kernels time each phase of their
+//! workgroups, and destroying the graph logs one line a level with the
+//! workgroups that ran and their average cycles; where it has not, it says
+//! so once and the graph works as without the setting. Own file: the
+//! environment is read once per process.
+
+use ash::vk;
+use conformance_tests::graph::{hello_chain_records, TestGraph};
+use conformance_tests::models::hello_chain;
+use conformance_tests::{env, InstanceOptions, TestDevice, TestInstance};
+
+/// A phase of a level's line: its average cycles and how many workgroups
+/// reached it (all of the level's unless the line says).
+fn phase(line: &str, name: &str) -> Option<(f64, u64)> {
+    let workgroups: u64 = line.split(": ").nth(1)?.split(' ').next()?.parse().ok()?;
+    let list = &line[line.find("start: ")? + "start: ".len()..];
+    let item = list.split(", ").find(|item| item.starts_with(&format!("{name} ")))?;
+    let mut words = item[name.len() + 1..].split(' ');
+    let cycles = words.next()?.parse().ok()?;
+    let reached = match words.next() {
+        Some(n) => n.trim_start_matches('(').parse().ok()?,
+        None => workgroups,
+    };
+    Some((cycles, reached))
+}
+
+#[test]
+fn each_level_logs_its_phases_where_the_driver_has_the_clock() {
+    let log_path = std::env::temp_dir().join(format!("emu-se-phase-clock-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&log_path);
+    let log_str = log_path.display().to_string();
+    env::init_with(&[
+        ("VK_EMU_SE_PHASE_CLOCK", "1"),
+        ("VK_EMU_SE_LOG", "info"),
+        ("VK_EMU_SE_LOG_FILE", log_str.as_str()),
+    ])
+    .expect("environment");
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("physical device");
+    let has_it = inst.device_extensions(pd).expect("extensions").iter().any(|(n, _)| n == "VK_KHR_shader_clock");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
+        uav.write_u32(&[0; 8]).expect("clear");
+        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
+        let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
+        let entry = graph.node_index("firstNode", 0).expect("entry");
+        // 5 firstNode workgroups; their 10 records to secondNode, then 10 to thirdNode.
+        let records = [(3, 1), (2, 0)];
+        let bytes = hello_chain_records(&records);
+        for _ in 0..2 {
+            uav.write_u32(&[0; 8]).expect("clear");
+            dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(entry, &bytes, 2, 8)])).expect("submit");
+            assert_eq!(uav.read_u32(8).expect("read"), hello_chain(&records, &[]), "timed kernels compute the same");
+        }
+    }
+    inst.finish();
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&log_path);
+    let levels: Vec<&str> = text.lines().filter(|l| l.contains("phase clock, level")).collect();
+    if !has_it {
+        assert!(levels.is_empty(), "{text}");
+        assert_eq!(text.matches("no VK_KHR_shader_clock").count(), 1, "said once:\n{text}");
+        return;
+    }
+    assert_eq!(levels.len(), 3, "one line a level:\n{text}");
+    // Two dispatches: 10 firstNode workgroups, then secondNode's and
+    // thirdNode's (at least one a dispatch).
+    assert!(levels[0].contains("level 0: 10 workgroups"), "{}", levels[0]);
+    for (level, line) in levels.iter().enumerate() {
+        assert!(line.contains(&format!("level {level}:")), "{line}");
+        let at = |name: &str| phase(line, name).unwrap_or_else(|| panic!("{name}: {line}"));
+        let (end, workgroups) = at("end");
+        for name in ["records found", "code done", "counted done"] {
+            assert_eq!(at(name).1, workgroups, "every workgroup reaches {name}: {line}");
+            assert!(at(name).0 <= end, "{name} before the end: {line}");
+        }
+        // The level's last workgroup finishes it, once a dispatch.
+        assert_eq!(at("finisher start").1, 2, "{line}");
+        assert_eq!(at("finisher end").1, 2, "{line}");
+        assert!(at("finisher start").0 <= at("finisher end").0, "{line}");
+    }
+}
