@@ -68,7 +68,7 @@ fn each_level_logs_its_phases_where_the_driver_has_the_clock() {
     assert_eq!(levels.len(), 3, "one line a level:\n{text}");
     // Two dispatches: 10 firstNode workgroups, then secondNode's and
     // thirdNode's (at least one a dispatch).
-    assert!(levels[0].contains("level 0: 10 workgroups"), "{}", levels[0]);
+    assert!(levels[0].contains("level 0: 10 workgroups timed"), "{}", levels[0]);
     for (level, line) in levels.iter().enumerate() {
         assert!(line.contains(&format!("level {level}:")), "{line}");
         let at = |name: &str| phase(line, name).unwrap_or_else(|| panic!("{name}: {line}"));

@@ -3,7 +3,9 @@
 //! show. Each graph gets a table in host-visible memory; its node kernels
 //! are lowered to add, from invocation 0 of every workgroup, the SM clock
 //! cycles from the workgroup's start to each `spirv_lowering::abi::Phase`
-//! (see the lowering's `phases` pass). When the graph is destroyed (every
+//! (see the lowering's `phases` pass; a wide level's workgroups are
+//! sampled, about one in 64, so that they do not queue on the table's
+//! words). When the graph is destroyed (every
 //! dispatch of it has finished then, Vulkan's valid usage) the layer logs,
 //! at info level, each level's average per workgroup, over all its
 //! dispatches.
@@ -85,8 +87,8 @@ impl PhaseTable {
                 .collect();
             let level = if level + 1 == u64::from(PHASE_LEVELS) { format!("{level}+") } else { level.to_string() };
             lines.push(format!(
-                "execution graph {graph:?} phase clock, level {level}: {workgroups} workgroups, SM cycles after a \
-                 workgroup's start: {}",
+                "execution graph {graph:?} phase clock, level {level}: {workgroups} workgroups timed, SM cycles \
+                 after a workgroup's start: {}",
                 phases.join(", ")
             ));
         }

@@ -4,7 +4,10 @@
 //! (`OpReadClockKHR` at Subgroup scope, `SPV_KHR_shader_clock`) when the
 //! workgroup starts and at each [`Phase`], and adds the cycles since the
 //! start, and 1, to the (level, phase) slot of the graph's table (layout in
-//! `abi::PHASE_LEVELS`), with atomics whose results nobody waits for.
+//! `abi::PHASE_LEVELS`), with atomics whose results nobody waits for. Only
+//! some workgroups are timed ([`TIMED_ALL_BELOW`]), so that a level of a
+//! million workgroups does not queue on the table's few words; the
+//! finisher is timed wherever it runs.
 //!
 //! Matches: nothing. Emits, only with the option: the capability, the
 //! extension and two Private variables (the start and the level), the
@@ -18,6 +21,11 @@ use crate::ir::{id, inst, Ir};
 use rspirv::dr::Operand;
 use spirv::{Capability, Op, Scope, StorageClass, Word};
 
+/// Workgroups timed: those whose `WorkgroupId.x` is below this, and every
+/// one whose `WorkgroupId.x` is a multiple of it (all of a small level's;
+/// about one in 64 of a wide one's).
+pub const TIMED_ALL_BELOW: u32 = 64;
+
 /// The variables a kernel keeps its start in, and the table's address.
 #[derive(Clone, Copy, Debug)]
 pub struct PhaseVars {
@@ -25,6 +33,8 @@ pub struct PhaseVars {
     start: Word,
     /// `u32`: the level.
     level: Word,
+    /// `bool`: this workgroup is timed.
+    timed: Word,
     table: u64,
 }
 
@@ -43,6 +53,7 @@ impl PhaseVars {
         Some(PhaseVars {
             start: ir.global_var(StorageClass::Private, abi.u64, "node_phase_start"),
             level: ir.global_var(StorageClass::Private, abi.u32, "node_phase_level"),
+            timed: ir.global_var(StorageClass::Private, abi.bool_, "node_phase_timed"),
             table,
         })
     }
@@ -60,10 +71,22 @@ pub fn start(ir: &mut Ir, cx: &Ctx, b: &mut Body, level: Word) {
     let now = clock(ir, cx, b);
     b.store_plain(v.start, now);
     b.store_plain(v.level, level);
+    let a = cx.abi;
+    let wg = b.op(ir, Op::Load, a.v3, vec![id(cx.real.wg)]);
+    let x = b.op(ir, Op::CompositeExtract, a.u32, vec![id(wg), Operand::LiteralBit32(0)]);
+    let below = ir.c_u32(TIMED_ALL_BELOW);
+    let first = b.bin(ir, Op::ULessThan, a.bool_, x, below);
+    let mask = ir.c_u32(TIMED_ALL_BELOW - 1);
+    let low = b.bin(ir, Op::BitwiseAnd, a.u32, x, mask);
+    let zero = ir.c_u32(0);
+    let multiple = b.bin(ir, Op::IEqual, a.bool_, low, zero);
+    let timed = b.bin(ir, Op::LogicalOr, a.bool_, first, multiple);
+    b.store_plain(v.timed, timed);
 }
 
 /// Adds the cycles since the workgroup's start to `phase`'s slot (by
-/// invocation 0; every invocation may call it).
+/// invocation 0 of a timed workgroup, or of the finisher's; every
+/// invocation may call it).
 pub fn mark(ir: &mut Ir, cx: &Ctx, b: &mut Body, phase: Phase) {
     let Some(v) = cx.phases else { return };
     let a = cx.abi;
@@ -73,7 +96,11 @@ pub fn mark(ir: &mut Ir, cx: &Ctx, b: &mut Body, phase: Phase) {
     let cycles = b.bin(ir, Op::ISub, a.u64, now, start);
     let lidx = b.op(ir, Op::Load, u, vec![id(cx.real.lidx)]);
     let zero = ir.c_u32(0);
-    let first = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
+    let mut first = b.bin(ir, Op::IEqual, a.bool_, lidx, zero);
+    if !matches!(phase, Phase::FinisherStart | Phase::FinisherEnd) {
+        let timed = b.op(ir, Op::Load, a.bool_, vec![id(v.timed)]);
+        first = b.bin(ir, Op::LogicalAnd, a.bool_, first, timed);
+    }
     let m = b.begin_if(ir, first);
     let level = b.op(ir, Op::Load, u, vec![id(v.level)]);
     let last = ir.c_u32(PHASE_LEVELS - 1);
