@@ -253,7 +253,7 @@ pub const PHASE_TABLE_BYTES: u64 = (PHASE_LEVELS * PHASE_SLOTS * 16) as u64;
 pub enum Phase {
     /// Its records found and its builtins set: the node's code is next.
     Fetched = 0,
-    /// The node's code done (every invocation's, in invocation 0's view).
+    /// Invocation 0 has run the node's code.
     CodeDone = 1,
     /// It counted itself done (before, inside or after the code).
     Counted = 2,

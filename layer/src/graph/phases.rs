@@ -1,19 +1,20 @@
 //! The `phase_clock` setting (`VK_EMU_SE_PHASE_CLOCK`): where a level's time
 //! goes inside its workgroups, which timestamps between dispatches cannot
-//! show. Each graph gets a table in host-visible memory; its node kernels
-//! are lowered to add, from invocation 0 of every workgroup, the SM clock
-//! cycles from the workgroup's start to each `spirv_lowering::abi::Phase`
-//! (see the lowering's `phases` pass; a wide level's workgroups are
-//! sampled, about one in 64, so that they do not queue on the table's
-//! words). When the graph is destroyed (every
+//! show. Each graph gets a table in host-visible memory (device-local
+//! where the device has such memory, so that the marks' atomics stay on
+//! the card); its node kernels are lowered to add, from invocation 0 of
+//! each timed workgroup, the SM clock cycles from the workgroup's start to
+//! each `spirv_lowering::abi::Phase` (see the lowering's `phases` pass: a
+//! wide level's workgroups are sampled, about one in 64, so that they do
+//! not queue on the table's words). When the graph is destroyed (every
 //! dispatch of it has finished then, Vulkan's valid usage) the layer logs,
-//! at info level, each level's average per workgroup, over all its
-//! dispatches.
+//! at info level, each level's averages over all its dispatches.
 //!
 //! Cycles, not time: the clock is the SM's (`shaderSubgroupClock`); divide
 //! by the SM clock the driver ran at. Marks are two 64-bit atomics each,
-//! whose results no one waits for, so they cost little time; kernels with
-//! them are still other kernels (other registers, other code).
+//! whose results no one waits for; kernels with them are still other
+//! kernels (other registers, other code, the atomics' traffic), so time
+//! is measured without the setting.
 
 use super::errors::GraphError;
 use super::gpu::Gpu;
@@ -46,7 +47,7 @@ impl PhaseTable {
             &device.physical.memory_properties,
             PHASE_TABLE_BYTES,
             vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS | vk::BufferUsageFlags::STORAGE_BUFFER,
-            vk::MemoryPropertyFlags::empty(),
+            vk::MemoryPropertyFlags::DEVICE_LOCAL,
         )
         .map_err(|e| super::driver::vulkan("vkAllocateMemory (phase_clock table)", e))?;
         buffer.host().zero(0, PHASE_TABLE_BYTES);
