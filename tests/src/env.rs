@@ -153,6 +153,19 @@ pub fn init() -> Result<&'static TestEnv> {
         .map_err(|e| Error::Setup(format!("test environment setup failed: {e}")))
 }
 
+/// [`init_with`] `extra` and `VK_EMU_SE_LOG_FILE` naming a fresh file in
+/// the temporary directory (`emu-se-<name>-<pid>.log`, removed first if an
+/// earlier run left it), whose path it returns.
+pub fn init_with_log_file(name: &str, extra: &[(&str, &str)]) -> Result<PathBuf> {
+    let path = std::env::temp_dir().join(format!("emu-se-{name}-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let text = path.display().to_string();
+    let mut vars = extra.to_vec();
+    vars.push(("VK_EMU_SE_LOG_FILE", text.as_str()));
+    init_with(&vars)?;
+    Ok(path)
+}
+
 /// Sets up the environment once, also setting `extra` variables (e.g.
 /// `VK_EMU_SE_TEST_PANIC`). Every call in a process must pass the same
 /// `extra`; a mismatch is an error because the loader has already read them.

@@ -342,6 +342,33 @@ pub fn hello_chain_records(records: &[(u32, u32)]) -> Vec<u8> {
     records.iter().flat_map(|&(g, i)| [g, i]).flat_map(u32::to_le_bytes).collect()
 }
 
+/// Runs the hello chain `dispatches` times on a device: one graph, one
+/// scratch buffer of `scratch_size(min, max, granularity)` bytes (initialised by the
+/// first dispatch), `records` as its entry records, the UAV cleared before
+/// each dispatch. Returns the UAV's 8 words after each one. The graph is
+/// destroyed before it returns.
+pub fn run_hello_chain(
+    dev: &TestDevice<'_>,
+    records: &[(u32, u32)],
+    dispatches: usize,
+    scratch_size: impl FnOnce(u64, u64, u64) -> u64,
+) -> Result<Vec<Vec<u32>>> {
+    let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+    let graph = TestGraph::hello_chain(dev, &uav)?;
+    let (min, max, granularity) = graph.scratch_sizes()?;
+    let scratch = graph.scratch(scratch_size(min, max, granularity))?;
+    let entry = graph.node_index("firstNode", 0)?;
+    let bytes = hello_chain_records(records);
+    let count = records.len() as u32;
+    let mut uavs = Vec::with_capacity(dispatches);
+    for run in 0..dispatches {
+        uav.write_u32(&[0; 8])?;
+        dev.submit_once(|cb| graph.record(cb, &scratch, run == 0, &[(entry, &bytes, count, 8)]))?;
+        uavs.push(uav.read_u32(8)?);
+    }
+    Ok(uavs)
+}
+
 /// The hello chain the way an API translator makes it: from a new shader
 /// module, on the caller's `layout`, with `flags`, the application's `cache`
 /// and `p_next` chained to the create info. The caller destroys both handles.

@@ -39,10 +39,7 @@ const REFUSED: [(&str, &[Stage<'static>], &str); 4] = [
 
 #[test]
 fn graphs_past_the_advertised_limits_are_refused() {
-    let log_path = std::env::temp_dir().join(format!("emu-se-limits-{}.log", std::process::id()));
-    let _ = std::fs::remove_file(&log_path);
-    let log = log_path.display().to_string();
-    env::init_with(&[("VK_EMU_SE_LOG_FILE", log.as_str())]).expect("environment");
+    let log_path = env::init_with_log_file("limits", &[]).expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
     {

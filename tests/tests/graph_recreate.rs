@@ -23,10 +23,7 @@ const WARM_UP: &[u8] = include_bytes!("../shaders/graphs/size.spv");
 
 #[test]
 fn recreated_graphs_take_their_kernels_from_the_cache() {
-    let log_path = std::env::temp_dir().join(format!("emu-se-recreate-{}.log", std::process::id()));
-    let _ = std::fs::remove_file(&log_path);
-    let log = log_path.display().to_string();
-    env::init_with(&[("VK_EMU_SE_LOG", "debug"), ("VK_EMU_SE_LOG_FILE", log.as_str())]).expect("environment");
+    let log_path = env::init_with_log_file("recreate", &[("VK_EMU_SE_LOG", "debug")]).expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
     {

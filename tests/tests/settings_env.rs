@@ -12,15 +12,8 @@ use conformance_tests::{env, InstanceOptions, TestInstance};
 
 #[test]
 fn log_file_and_force_emulation_from_env() {
-    let log_path = std::env::temp_dir().join(format!("emu-se-log-{}.txt", std::process::id()));
-    let _ = std::fs::remove_file(&log_path);
-    let log_str = log_path.display().to_string();
-    env::init_with(&[
-        ("VK_EMU_SE_LOG", "trace"),
-        ("VK_EMU_SE_LOG_FILE", log_str.as_str()),
-        ("VK_EMU_SE_FORCE_EMULATION", "1"),
-    ])
-    .expect("environment");
+    let log_path = env::init_with_log_file("log", &[("VK_EMU_SE_LOG", "trace"), ("VK_EMU_SE_FORCE_EMULATION", "1")])
+        .expect("environment");
     let opts = InstanceOptions::with_layer();
     let inst = TestInstance::new(&opts).expect("instance");
     let want = emulation_log::run_hello_chain(&inst, &opts, |_| {});

@@ -6,8 +6,7 @@
 //! so once and the graph works as without the setting. Own file: the
 //! environment is read once per process.
 
-use ash::vk;
-use conformance_tests::graph::{hello_chain_records, TestGraph};
+use conformance_tests::graph::run_hello_chain;
 use conformance_tests::models::hello_chain;
 use conformance_tests::{env, InstanceOptions, TestDevice, TestInstance};
 
@@ -28,32 +27,18 @@ fn phase(line: &str, name: &str) -> Option<(f64, u64)> {
 
 #[test]
 fn each_level_logs_its_phases_where_the_driver_has_the_clock() {
-    let log_path = std::env::temp_dir().join(format!("emu-se-phase-clock-{}.txt", std::process::id()));
-    let _ = std::fs::remove_file(&log_path);
-    let log_str = log_path.display().to_string();
-    env::init_with(&[
-        ("VK_EMU_SE_PHASE_CLOCK", "1"),
-        ("VK_EMU_SE_LOG", "info"),
-        ("VK_EMU_SE_LOG_FILE", log_str.as_str()),
-    ])
-    .expect("environment");
+    let log_path = env::init_with_log_file("phase-clock", &[("VK_EMU_SE_PHASE_CLOCK", "1"), ("VK_EMU_SE_LOG", "info")])
+        .expect("environment");
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("physical device");
     let has_it = inst.device_extensions(pd).expect("extensions").iter().any(|(n, _)| n == "VK_KHR_shader_clock");
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
-        let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
-        uav.write_u32(&[0; 8]).expect("clear");
-        let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
-        let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
-        let entry = graph.node_index("firstNode", 0).expect("entry");
         // 5 firstNode workgroups; their 10 records to secondNode, then 10 to thirdNode.
         let records = [(3, 1), (2, 0)];
-        let bytes = hello_chain_records(&records);
-        for _ in 0..2 {
-            uav.write_u32(&[0; 8]).expect("clear");
-            dev.submit_once(|cb| graph.record(cb, &scratch, true, &[(entry, &bytes, 2, 8)])).expect("submit");
-            assert_eq!(uav.read_u32(8).expect("read"), hello_chain(&records, &[]), "timed kernels compute the same");
+        let uavs = run_hello_chain(&dev, &records, 2, |min, _, _| min).expect("dispatch");
+        for uav in uavs {
+            assert_eq!(uav, hello_chain(&records, &[]), "timed kernels compute the same");
         }
     }
     inst.finish();
