@@ -8,7 +8,7 @@
 
 use super::context::Ctx;
 use crate::abi::{NO_NODE, RECORDS_CONTIGUOUS, RECORDS_PINNED};
-use crate::codegen::{f, Body};
+use crate::codegen::{f, Body, LoopLabels};
 use crate::ir::{id, Ir};
 use crate::runtime::{frame_fn, Geom, Pool, PoolFacts, Push};
 use spirv::{Op, StorageClass, Word};
@@ -280,12 +280,7 @@ impl Source {
         let u = a.u32;
         let one = ir.c_u32(1);
         let starts = b.addr_ptr(ir, a.p_u32, self.starts);
-        let lp = b.begin_loop(ir);
-        let lo = b.op(ir, Op::Load, u, vec![id(lo_v)]);
-        let hi = b.op(ir, Op::Load, u, vec![id(hi_v)]);
-        let span = b.bin(ir, Op::ISub, u, hi, lo);
-        let more = b.bin(ir, Op::UGreaterThan, a.bool_, span, one);
-        b.loop_test(&lp, more);
+        let (lp, [lo, hi, span]) = narrowing_loop(ir, cx, b, [lo_v, hi_v]);
         // Probes at a quarter, half and three quarters of the span (at
         // least one past `lo`, below `hi` for any span of 2 or more), in
         // 64 bits: three times a span of 2^31 passes 32.
@@ -354,12 +349,7 @@ impl Source {
         self.search_starts(ir, cx, b, [lo_v, hi_v], l);
         b.end_if(m);
         let m = b.begin_if(ir, framed);
-        let lp = b.begin_loop(ir);
-        let lo = b.op(ir, Op::Load, u, vec![id(lo_v)]);
-        let hi = b.op(ir, Op::Load, u, vec![id(hi_v)]);
-        let span = b.bin(ir, Op::ISub, u, hi, lo);
-        let more = b.bin(ir, Op::UGreaterThan, a.bool_, span, one);
-        b.loop_test(&lp, more);
+        let (lp, [lo, hi, span]) = narrowing_loop(ir, cx, b, [lo_v, hi_v]);
         let half = b.bin(ir, Op::ShiftRightLogical, u, span, one);
         let mid = b.bin(ir, Op::IAdd, u, lo, half);
         let (s, _) = self.entry(ir, cx, b, mid);
@@ -375,6 +365,22 @@ impl Source {
         self.fetch(ir, cx, b, out, rank);
         b.store_plain(out.workgroup_start, start);
     }
+}
+
+/// The head of a loop that narrows `[lo, hi)` (held in `lo_v`, `hi_v`)
+/// while it spans more than one entry: the loop (its body is next) and
+/// `lo`, `hi` and the span, loaded.
+fn narrowing_loop(ir: &mut Ir, cx: &Ctx, b: &mut Body, [lo_v, hi_v]: [Word; 2]) -> (LoopLabels, [Word; 3]) {
+    let a = cx.abi;
+    let u = a.u32;
+    let one = ir.c_u32(1);
+    let lp = b.begin_loop(ir);
+    let lo = b.op(ir, Op::Load, u, vec![id(lo_v)]);
+    let hi = b.op(ir, Op::Load, u, vec![id(hi_v)]);
+    let span = b.bin(ir, Op::ISub, u, hi, lo);
+    let more = b.bin(ir, Op::UGreaterThan, a.bool_, span, one);
+    b.loop_test(&lp, more);
+    (lp, [lo, hi, span])
 }
 
 /// Coalescing: the workgroup's invocations fetch its records' payload
