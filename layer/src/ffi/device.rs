@@ -70,7 +70,7 @@ pub(super) unsafe extern "system" fn create_device(
             );
         }
         // The `phase_clock` setting, where the driver has the clock.
-        let phase_clock = emulated && instance.settings.phase_clock && physical.subgroup_clock;
+        let phase_clock = emulated && crate::graph::phases::timed(&instance.settings, &physical);
         if emulated && instance.settings.phase_clock && !physical.subgroup_clock {
             tracing::warn!(
                 "phase_clock: the driver has no VK_KHR_shader_clock with shaderSubgroupClock; nothing is timed"
@@ -115,7 +115,7 @@ pub(super) unsafe extern "system" fn create_device(
             )
         };
         let state = DeviceState {
-            gpu: Gpu::new(dispatch, instance.clone(), physical, mesh_enqueue, phase_clock),
+            gpu: Gpu::new(dispatch, instance.clone(), physical, mesh_enqueue),
             emulated,
             resources: Default::default(),
             command_buffers: Default::default(),
@@ -202,47 +202,51 @@ unsafe fn create_emulated(
     result
 }
 
+/// Turns on device extension `ext` and the feature `on` sets in its
+/// structure `T`, the application's own where it chained one, else a new
+/// one (all its other features off).
+fn enable_with_feature<T: vk::TaggedStructure + Default>(
+    (chain, names): (&mut OwnedChain, &mut Vec<*const c_char>),
+    ext: &'static CStr,
+    on: impl Fn(&mut T),
+) {
+    // SAFETY: each name is a valid C string.
+    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(ext)) {
+        names.push(ext.as_ptr());
+    }
+    match chain.get_mut::<T>() {
+        Some(f) => on(f),
+        None => {
+            let mut f = T::default();
+            on(&mut f);
+            chain.push(f);
+        }
+    }
+}
+
 /// Mesh nodes are drawn with `VK_EXT_mesh_shader`: its extension and
 /// `meshShader` feature are turned on below the application's device.
 fn enable_mesh_shaders(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
-    const MESH: &CStr = c"VK_EXT_mesh_shader";
-    // SAFETY: each name is a valid C string.
-    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(MESH)) {
-        names.push(MESH.as_ptr());
-    }
-    match chain.get_mut::<vk::PhysicalDeviceMeshShaderFeaturesEXT>() {
-        Some(f) => f.mesh_shader = vk::TRUE,
-        None => chain.push(vk::PhysicalDeviceMeshShaderFeaturesEXT::default().mesh_shader(true)),
-    }
+    enable_with_feature((chain, names), c"VK_EXT_mesh_shader", |f: &mut vk::PhysicalDeviceMeshShaderFeaturesEXT| {
+        f.mesh_shader = vk::TRUE
+    });
 }
 
 /// The `shader_statistics` setting reads the driver's statistics of each
 /// node kernel: `VK_KHR_pipeline_executable_properties` and its feature.
 fn enable_executable_properties(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
-    const EXT: &CStr = c"VK_KHR_pipeline_executable_properties";
-    // SAFETY: each name is a valid C string.
-    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(EXT)) {
-        names.push(EXT.as_ptr());
-    }
-    match chain.get_mut::<vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>() {
-        Some(f) => f.pipeline_executable_info = vk::TRUE,
-        None => chain
-            .push(vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true)),
-    }
+    let ext = c"VK_KHR_pipeline_executable_properties";
+    enable_with_feature((chain, names), ext, |f: &mut vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR| {
+        f.pipeline_executable_info = vk::TRUE
+    });
 }
 
 /// The `phase_clock` setting reads the SM clock in node kernels:
 /// `VK_KHR_shader_clock` and its `shaderSubgroupClock`.
 fn enable_subgroup_clock(chain: &mut OwnedChain, names: &mut Vec<*const c_char>) {
-    const EXT: &CStr = c"VK_KHR_shader_clock";
-    // SAFETY: each name is a valid C string.
-    if !names.iter().any(|&n| unsafe { c_str(n) } == Some(EXT)) {
-        names.push(EXT.as_ptr());
-    }
-    match chain.get_mut::<vk::PhysicalDeviceShaderClockFeaturesKHR>() {
-        Some(f) => f.shader_subgroup_clock = vk::TRUE,
-        None => chain.push(vk::PhysicalDeviceShaderClockFeaturesKHR::default().shader_subgroup_clock(true)),
-    }
+    enable_with_feature((chain, names), c"VK_KHR_shader_clock", |f: &mut vk::PhysicalDeviceShaderClockFeaturesKHR| {
+        f.shader_subgroup_clock = vk::TRUE
+    });
 }
 
 /// Whether the application asks for `shaderMeshEnqueue`.

@@ -31,9 +31,6 @@ pub(crate) struct Gpu {
     /// The application enabled `shaderMeshEnqueue` (the layer enabled
     /// `VK_EXT_mesh_shader` below): mesh nodes can be created and drawn.
     pub mesh_enqueue: bool,
-    /// The `phase_clock` setting is on and the device has the SM clock
-    /// (the layer enabled it): graphs time their kernels' phases.
-    pub phase_clock: bool,
     /// Timestamp queries of the `profile` setting (created on first use).
     pub profile_queries: Mutex<Option<QueryRing>>,
     /// Host-visible blocks holding host dispatches' records until their
@@ -50,18 +47,22 @@ impl Gpu {
         instance: Arc<InstanceState>,
         physical: Arc<PhysicalDeviceState>,
         mesh_enqueue: bool,
-        phase_clock: bool,
     ) -> Self {
         Gpu {
             dispatch,
             instance,
             physical,
             mesh_enqueue,
-            phase_clock,
             profile_queries: Default::default(),
             staging: Default::default(),
             lowered: Default::default(),
         }
+    }
+
+    /// Graphs time their kernels' phases: the `phase_clock` setting is on
+    /// and the device has the SM clock (the layer enabled it).
+    pub(crate) fn phase_clock(&self) -> bool {
+        super::phases::timed(&self.instance.settings, &self.physical)
     }
 
     pub(crate) fn handle(&self) -> vk::Device {

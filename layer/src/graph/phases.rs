@@ -19,9 +19,17 @@
 use super::errors::GraphError;
 use super::gpu::Gpu;
 use crate::dispatch::mapped::MappedBuffer;
+use crate::settings::Settings;
+use crate::state::PhysicalDeviceState;
 use ash::vk;
 use parking_lot::Mutex;
 use spirv_lowering::abi::{Phase, PHASE_LEVELS, PHASE_SLOTS, PHASE_TABLE_BYTES};
+
+/// Whether an emulated device with these settings times its kernels' phases
+/// (it has the clock the setting asks for).
+pub(crate) fn timed(settings: &Settings, physical: &PhysicalDeviceState) -> bool {
+    settings.phase_clock && physical.subgroup_clock
+}
 
 /// One graph's table (behind a lock only because a mapping's pointer is
 /// not `Sync`; it is read once, when the graph goes).
@@ -39,7 +47,7 @@ impl std::fmt::Debug for PhaseTable {
 impl PhaseTable {
     /// A zeroed table, where the device times phases (`None` otherwise).
     pub fn create(device: &Gpu) -> Result<Option<PhaseTable>, GraphError> {
-        if !device.phase_clock {
+        if !device.phase_clock() {
             return Ok(None);
         }
         let buffer = MappedBuffer::create(
