@@ -5,7 +5,9 @@
 //! workgroup sizes are the crate's, and the constants `common.glsl` declares
 //! have the ABI's values.
 
-use meta_shaders::{EntryPush, NodeSchedule, PlanPush, ALL, ENTRY_WORKGROUP, PLAN_WORKGROUP};
+use meta_shaders::{
+    EntryPush, GridsPush, NodeSchedule, PlanPush, ALL, ENTRY_WORKGROUP, GRIDS_WORKGROUP, PLAN_WORKGROUP,
+};
 use rspirv::dr::{load_words, Operand};
 use rspirv::spirv::{Decoration, ExecutionMode, Op};
 use spirv_lowering::abi::{self, GraphContext, GridEntry, NodeDispatch};
@@ -155,6 +157,13 @@ fn glsl_blocks_mirror_the_rust_structures() {
         ("GridEntryRef", fields!(GridEntry: start, rank), size_of::<GridEntry>()),
         ("EntryPush", fields!(EntryPush: ctx, count_info, infos, info_stride, count, reserved), size_of::<EntryPush>()),
         ("PlanPush", fields!(PlanPush: ctx, status), size_of::<PlanPush>()),
+        (
+            "GridsPush",
+            fields!(GridsPush: records, starts, sums, dispatches, status, count, stride, grid_offset, grid_bytes,
+                grid_components, max_grid_x, max_grid_y, max_grid_z, launches, grid_launches, phase, chunks,
+                per_invocation, reserved),
+            size_of::<GridsPush>(),
+        ),
     ];
     let modules: Vec<(&str, HashMap<String, Members>)> =
         ALL.iter().map(|(name, words)| (*name, struct_members(words))).collect();
@@ -192,6 +201,7 @@ fn workgroup_sizes_are_the_crates() {
         let want = match name {
             "entry" => ENTRY_WORKGROUP,
             "plan" => PLAN_WORKGROUP,
+            "grids" => GRIDS_WORKGROUP,
             _ => panic!("{name}: which workgroup size does the layer dispatch it with?"),
         };
         assert_eq!(size, [want, 1, 1], "{name}");
