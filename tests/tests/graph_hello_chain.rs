@@ -44,3 +44,46 @@ fn many_records_some_empty_each_workgroup_finds_its_own() {
     }
     inst.finish();
 }
+
+/// Entry records past the layer's `GPU_GRIDS_FROM` (16384): their grids
+/// are summed on the GPU (`grids.comp`) and level 0 is launched indirectly,
+/// with the same result as the CPU's sums; twice, so that the second
+/// dispatch finds the staging memory the first left.
+#[test]
+fn many_records_summed_on_the_gpu_each_workgroup_finds_its_own() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        // 3 chunks of 4096 records and part of a fifth; grids 0..=3.
+        let records: Vec<(u32, u32)> = (0..17_000u32).map(|i| ((i * 7 + i / 5) % 4, i % 4)).collect();
+        let uavs = run_hello_chain(&dev, &records, 2, |min, max, _| max.min(min * 64)).expect("dispatch");
+        let want = hello_chain(&records, &[]);
+        assert_eq!(uavs, vec![want.clone(), want]);
+    }
+    inst.finish();
+}
+
+/// One of that many records asks for more than firstNode's
+/// MaxNumWorkgroupsAMDX (16): checked on the GPU, the dispatch launches
+/// nothing (as a CPU-checked one records nothing), the status says why
+/// when the submission is waited on, and the next dispatch runs.
+#[test]
+fn many_records_one_grid_past_the_maximum_launch_nothing() {
+    let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
+    inst.log().tolerate("EMU-SE-execution-graph-status");
+    let pd = inst.pick_physical_device().expect("lavapipe");
+    {
+        let dev = TestDevice::with_amdx(&inst, pd).expect("device");
+        let mut records: Vec<(u32, u32)> = (0..17_000u32).map(|i| (i % 3, i % 4)).collect();
+        records[12_345].0 = 17;
+        let uavs = run_hello_chain(&dev, &records, 1, |min, max, _| max.min(min * 64)).expect("dispatch");
+        assert_eq!(uavs[0], vec![0; 8], "nothing launched");
+        let reports = inst.log().tolerated();
+        assert!(reports.iter().any(|r| r.contains("MaxNumWorkgroupsAMDX")), "{reports:?}");
+        let fine = records_of(&[1, 3, 16, 7]);
+        let uavs = run_hello_chain(&dev, &fine, 1, |min, _, _| min).expect("dispatch");
+        assert_eq!(uavs[0], hello_chain(&fine, &[]));
+    }
+    inst.finish();
+}

@@ -7,8 +7,10 @@
 //! (coalescing, up to 32 a workgroup: 3 workgroups); and the scratch frames
 //! each level's records took (firstNode's 80 records of 8 bytes and
 //! secondNode's 80: one frame each; thirdNode enqueues nothing) within the
-//! pool. A second dispatch writes a second line. Own file: the setting is
-//! read from the environment once per process.
+//! pool. A second dispatch writes a second line. A third, of 17,000
+//! records (past the layer's `GPU_GRIDS_FROM`, so level 0 is sized on the
+//! GPU), is counted from what the GPU sized. Own file: the setting is read
+//! from the environment once per process.
 //!
 //! The packing width is the layer's choice and it reports it nowhere; it is
 //! read from what the driver was given: the lowered secondNode kernel that
@@ -62,6 +64,7 @@ fn dispatches_are_counted_per_level_and_node() {
     env::init_with(&[("VK_EMU_SE_STATISTICS", path_text.as_str()), ("VK_EMU_SE_DUMP_SPIRV", dump_text.as_str())])
         .expect("environment");
     let records: Vec<(u32, u32)> = [16, 3, 9, 12].iter().enumerate().map(|(i, &g)| (g, i as u32)).collect();
+    let many: Vec<(u32, u32)> = (0..17_000u32).map(|i| (i % 5, i % 4)).collect();
     let inst = TestInstance::new(&InstanceOptions::with_layer()).expect("instance");
     let pd = inst.pick_physical_device().expect("lavapipe");
     {
@@ -69,16 +72,19 @@ fn dispatches_are_counted_per_level_and_node() {
         let uav = dev.create_host_buffer(32, vk::BufferUsageFlags::STORAGE_BUFFER).expect("uav");
         uav.write_u32(&[0; 8]).expect("clear");
         let graph = TestGraph::hello_chain(&dev, &uav).expect("graph");
-        let scratch = graph.scratch(graph.scratch_sizes().expect("sizes").0).expect("scratch");
+        let (min, max, _) = graph.scratch_sizes().expect("sizes");
+        let scratch = graph.scratch(max.min(min * 64)).expect("scratch");
         let entry = graph.node_index("firstNode", 0).expect("entry");
-        let bytes = hello_chain_records(&records);
-        for run in 0..2 {
+        for (run, records) in [&records, &records, &many].into_iter().enumerate() {
+            let bytes = hello_chain_records(records);
             dev.submit_once(|cb| graph.record(cb, &scratch, run == 0, &[(entry, &bytes, records.len() as u32, 8)]))
                 .expect("submit");
         }
         let mut want = hello_chain(&records, &[]);
         want.iter_mut().for_each(|w| *w *= 2);
-        assert_eq!(uav.read_u32(8).expect("read"), want);
+        let mut uav_want = hello_chain(&many, &[]);
+        uav_want.iter_mut().zip(want).for_each(|(w, two)| *w += two);
+        assert_eq!(uav.read_u32(8).expect("read"), uav_want);
     }
     inst.finish();
     let text = std::fs::read_to_string(&path).expect("statistics file");
@@ -86,34 +92,10 @@ fn dispatches_are_counted_per_level_and_node() {
     let packed = secondnode_records_per_workgroup(&dump);
     let _ = std::fs::remove_dir_all(&dump);
     eprintln!("secondNode: {packed} records per workgroup");
-    // The work of the entry records (grid, index): firstNode runs a grid's
-    // workgroups, each sends 2 records to secondNode, each of which sends
-    // one to thirdNode (MaxRecords(32) coalescing input).
-    let grids: u64 = records.iter().map(|&(g, _)| u64::from(g)).sum();
-    let (entries, second) = (records.len() as u64, 2 * grids);
-    let expected = [
-        ("firstNode", entries, grids),
-        ("secondNode", second, second.div_ceil(packed)),
-        ("thirdNode", second, second.div_ceil(32)),
-    ];
-    let expected: Vec<(String, u64, u64)> = expected.iter().map(|&(n, r, w)| (n.to_string(), r, w)).collect();
     let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
-    assert_eq!(lines.len(), 2, "one line per dispatch:\n{text}");
-    for v in &lines {
-        let levels: Vec<(String, u64, u64)> = v["levels"]
-            .as_array()
-            .expect("levels")
-            .iter()
-            .flat_map(|l| l["nodes"].as_array().expect("nodes").clone())
-            .map(|n| {
-                (
-                    n["node"].as_str().expect("name").to_string(),
-                    n["records"].as_u64().expect("records"),
-                    n["workgroups"].as_u64().expect("workgroups"),
-                )
-            })
-            .collect();
-        assert_eq!(levels, expected, "{v}");
+    assert_eq!(lines.len(), 3, "one line per dispatch:\n{text}");
+    for v in &lines[..2] {
+        assert_eq!(node_counts(v), expected_counts(&records, packed), "{v}");
         let frames: Vec<u64> =
             v["levels"].as_array().expect("levels").iter().map(|l| l["frames"].as_u64().expect("frames")).collect();
         assert_eq!(frames, [1, 1, 0], "frames claimed per level: {v}");
@@ -121,4 +103,36 @@ fn dispatches_are_counted_per_level_and_node() {
         assert!(v["frame_count"].as_u64() > Some(1), "{v}");
         assert_eq!(v["frame_bytes"].as_u64(), Some(4096), "{v}");
     }
+    assert_eq!(node_counts(&lines[2]), expected_counts(&many, packed), "{}", lines[2]);
+}
+
+/// (node, records, workgroups) of each node of each level of a JSON line.
+fn node_counts(v: &serde_json::Value) -> Vec<(String, u64, u64)> {
+    v["levels"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .flat_map(|l| l["nodes"].as_array().expect("nodes").clone())
+        .map(|n| {
+            (
+                n["node"].as_str().expect("name").to_string(),
+                n["records"].as_u64().expect("records"),
+                n["workgroups"].as_u64().expect("workgroups"),
+            )
+        })
+        .collect()
+}
+
+/// The work of the entry records (grid, index): firstNode runs a grid's
+/// workgroups, each sends 2 records to secondNode (`packed` a workgroup),
+/// each of which sends one to thirdNode (MaxRecords(32) coalescing input).
+fn expected_counts(records: &[(u32, u32)], packed: u64) -> Vec<(String, u64, u64)> {
+    let grids: u64 = records.iter().map(|&(g, _)| u64::from(g)).sum();
+    let (entries, second) = (records.len() as u64, 2 * grids);
+    let expected = [
+        ("firstNode", entries, grids),
+        ("secondNode", second, second.div_ceil(packed)),
+        ("thirdNode", second, second.div_ceil(32)),
+    ];
+    expected.iter().map(|&(n, r, w)| (n.to_string(), r, w)).collect()
 }

@@ -212,6 +212,16 @@ impl Recorder<'_> {
         self.vk().cmd_dispatch_indirect(self.cb, self.target.buffer, self.target.offset + offset);
     }
 
+    /// One dispatch whose arguments lie at `offset` in `buffer` (a staging block).
+    pub(super) fn dispatch_indirect_in(&self, buffer: vk::Buffer, offset: u64) {
+        self.vk().cmd_dispatch_indirect(self.cb, buffer, offset);
+    }
+
+    /// One mesh-task draw whose arguments lie at `offset` in `buffer`.
+    pub(super) fn draw_mesh_indirect_in(&self, buffer: vk::Buffer, offset: u64) {
+        self.vk().cmd_draw_mesh_tasks_indirect(self.cb, buffer, offset, 1, 0);
+    }
+
     /// One mesh-task draw whose arguments lie at `offset` from the scratch
     /// address (a `NodeDispatch`'s first words).
     pub(super) fn draw_mesh_indirect(&self, offset: u64) {
@@ -339,9 +349,14 @@ impl Recorder<'_> {
 
     /// Copies `regions` from the scratch buffer to `dst`.
     pub(super) fn copy_to(&self, dst: vk::Buffer, regions: &[vk::BufferCopy]) {
+        self.copy_between(self.target.buffer, dst, regions);
+    }
+
+    /// Copies `regions` from `src` to `dst`.
+    pub(super) fn copy_between(&self, src: vk::Buffer, dst: vk::Buffer, regions: &[vk::BufferCopy]) {
         if !regions.is_empty() {
             // Every range lies inside its buffer (the caller's).
-            self.vk().cmd_copy_buffer(self.cb, self.target.buffer, dst, regions);
+            self.vk().cmd_copy_buffer(self.cb, src, dst, regions);
         }
     }
 

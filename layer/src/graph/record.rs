@@ -4,7 +4,8 @@
 //!
 //! 1. level 0: for a host dispatch, one direct dispatch per entry node
 //!    whose records the host staged (see `entry`: no transfer, no barrier
-//!    before it); for an indirect dispatch, the entry passes (`entry.comp`
+//!    before it), or, where a node has many dynamic-grid records, the two
+//!    phases of `grids.comp` and indirect dispatches; for an indirect dispatch, the entry passes (`entry.comp`
 //!    puts the records in frames, `plan.comp` sizes the launches) and then
 //!    indirect dispatches;
 //! 2. per level: each node that can have records at that level, as an
@@ -47,7 +48,7 @@ use super::statistics::{self, Statistics};
 use super::status::StatusTarget;
 use crate::state::command_buffer::{OpenPass, Shadow};
 use ash::vk;
-use meta_shaders::{EntryPush, PlanPush};
+use meta_shaders::{EntryPush, GridsPush, PlanPush};
 use spirv_lowering::abi::{NodeDispatch, NodePush, DONE_GROUPS_BYTES, FIRST_TAG};
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -120,6 +121,9 @@ enum Launch {
     /// Level 0 of a host dispatch: its `NodeDispatch` at this device
     /// address (staging memory), its workgroups known.
     Direct { dispatch: u64, groups: [u32; 3] },
+    /// Level 0 of a host dispatch sized by `grids.comp`: its `NodeDispatch`
+    /// at this device address, at `offset` in the staging `buffer`.
+    Staged { dispatch: u64, buffer: vk::Buffer, offset: u64 },
 }
 
 /// State shared by the steps of one graph dispatch.
@@ -167,7 +171,10 @@ impl Dispatch<'_> {
         match (&self.host, d) {
             (Some(host), 0) => {
                 let (address, dispatch) = host.launches.get(&slot)?;
-                Some(Launch::Direct { dispatch: *address, groups: dispatch.indirect })
+                Some(match host.staged_offset(*address) {
+                    Some((buffer, offset)) => Launch::Staged { dispatch: *address, buffer, offset },
+                    None => Launch::Direct { dispatch: *address, groups: dispatch.indirect },
+                })
             }
             _ => Some(Launch::Indirect(self.dispatch_offset(d % 2, slot))),
         }
@@ -177,7 +184,7 @@ impl Dispatch<'_> {
     fn node_push(&self, d: usize, slot: usize, launch: Launch) -> NodePush {
         let dispatch = match launch {
             Launch::Indirect(offset) => self.base() + offset,
-            Launch::Direct { dispatch, .. } => dispatch,
+            Launch::Direct { dispatch, .. } | Launch::Staged { dispatch, .. } => dispatch,
         };
         NodePush { dispatch, ctx: self.context(), level: d as u32, slot: slot as u32 }
     }
@@ -216,6 +223,30 @@ impl Dispatch<'_> {
             },
         );
         r.level_barrier(None);
+    }
+
+    /// A host dispatch's level 0 sized on the GPU (`entry::GpuGrids`):
+    /// `grids.comp`'s two phases, each a workgroup a chunk of records, and
+    /// their barriers.
+    fn gpu_grids(&self) {
+        let Some(grids) = self.host.as_ref().and_then(|h| h.grids) else { return };
+        let r = &self.r;
+        r.label(
+            || "graph inputs".into(),
+            || {
+                for phase in 0..2 {
+                    r.pass(
+                        || Pass::new("grids", None),
+                        || {
+                            r.bind(grids.pipeline);
+                            r.push(self.meta.layout, 0, &GridsPush { phase, ..grids.push });
+                            r.dispatch(grids.push.chunks);
+                        },
+                    );
+                    r.level_barrier(None);
+                }
+            },
+        );
     }
 
     /// The dispatch's first commands: the application's rendering instance
@@ -267,6 +298,8 @@ impl Dispatch<'_> {
                         match launch {
                             Launch::Indirect(offset) => r.draw_mesh_indirect(offset),
                             Launch::Direct { groups, .. } => r.draw_mesh(groups),
+                            // Never: `grids.comp` sizes no level with mesh nodes.
+                            Launch::Staged { buffer, offset, .. } => r.draw_mesh_indirect_in(buffer, offset),
                         }
                     })
                 },
@@ -321,6 +354,7 @@ impl Dispatch<'_> {
                         match launch {
                             Launch::Indirect(offset) => r.dispatch_indirect(offset),
                             Launch::Direct { groups: [x, y, z], .. } => r.dispatch_xyz(x, y, z),
+                            Launch::Staged { buffer, offset, .. } => r.dispatch_indirect_in(buffer, offset),
                         }
                     })
                 },
@@ -373,6 +407,8 @@ impl Dispatch<'_> {
         let Some((block, stats)) = &self.stats else { return };
         let r = &self.r;
         let mut regions = Vec::new();
+        // Copies from a host dispatch's staging block (its buffer, the region).
+        let mut staged: Vec<(vk::Buffer, vk::BufferCopy)> = Vec::new();
         let claimed = |d: usize| self.graph.fixed.context + statistics::CLAIMED_OFFSET + 4 * (d as u64 % 2);
         if let Some(d) = after {
             regions.push(vk::BufferCopy {
@@ -389,9 +425,22 @@ impl Dispatch<'_> {
                 let dst = at + statistics::LEVEL_HEADER + statistics::NODE_COUNTS * i as u64;
                 match self.host.as_ref().filter(|_| d == 0) {
                     Some(host) => {
-                        let counts =
-                            host.launches.get(&slot).map_or([0, 0], |(_, n)| [n.workgroup_count, n.record_count]);
-                        block.write(dst, &words_of(&counts));
+                        let launch = host.launches.get(&slot);
+                        match launch.and_then(|(address, _)| host.staged_offset(*address)) {
+                            // Sized by `grids.comp`: copied once it ran.
+                            Some((buffer, offset)) => staged.push((
+                                buffer,
+                                vk::BufferCopy {
+                                    src_offset: offset + statistics::DISPATCH_OFFSET,
+                                    dst_offset: dst,
+                                    size: statistics::NODE_COUNTS,
+                                },
+                            )),
+                            None => {
+                                let counts = launch.map_or([0, 0], |(_, n)| [n.workgroup_count, n.record_count]);
+                                block.write(dst, &words_of(&counts));
+                            }
+                        }
                     }
                     None => regions.push(vk::BufferCopy {
                         src_offset: r.target.offset + self.dispatch_offset(d % 2, slot) + statistics::DISPATCH_OFFSET,
@@ -401,7 +450,7 @@ impl Dispatch<'_> {
                 }
             }
         }
-        if regions.is_empty() {
+        if regions.is_empty() && staged.is_empty() {
             return;
         }
         r.barrier(
@@ -414,6 +463,9 @@ impl Dispatch<'_> {
             || Pass::new("statistics", after),
             || {
                 r.copy_to(block.buffer, &regions);
+                for (buffer, region) in &staged {
+                    r.copy_between(*buffer, block.buffer, std::slice::from_ref(region));
+                }
                 if let Some(d) = after {
                     // Only the statistics read the claimed frames: they clear them.
                     r.barrier(
@@ -534,7 +586,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
     layout_for(args.graph, &args.target)?;
     let graph = args.graph;
     let status = args.status.map_or(0, |s| s.address);
-    let host = host_level(args.device, args.cb, graph, inputs, status)?;
+    let host = host_level(args.device, args.cb, (graph, args.meta), inputs, status)?;
     let entry_slots: BTreeSet<usize> = host.launches.keys().copied().collect();
     let levels = graph.graph.levels(&entry_slots);
     let recording = args.profile(&levels);
@@ -546,6 +598,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
                 p.begin(run.r.vk(), run.r.cb);
             }
             run.open();
+            run.gpu_grids();
             run.run_levels(&levels);
         },
     );

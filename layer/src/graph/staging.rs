@@ -87,9 +87,11 @@ impl StagingPool {
                 device,
                 memory_properties,
                 bytes.max(MIN_BLOCK).next_power_of_two(),
+                // Indirect: level 0's launches when `grids.comp` sizes them.
                 vk::BufferUsageFlags::TRANSFER_SRC
                     | vk::BufferUsageFlags::TRANSFER_DST
-                    | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                    | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+                    | vk::BufferUsageFlags::INDIRECT_BUFFER,
                 vk::MemoryPropertyFlags::DEVICE_LOCAL,
             ),
         }
