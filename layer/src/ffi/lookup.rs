@@ -9,15 +9,16 @@
 //! command buffer through [`recording`]: a per-thread cache of the last
 //! command buffer the thread recorded into (a command buffer is recorded by
 //! one thread at a time, Vulkan's external synchronisation), checked against
-//! [`COMMAND_BUFFERS_RETIRED`]. A hit takes no lock but the command buffer's
-//! own (uncontended) and no reference count; a miss looks the device and
-//! the command buffer up in the shared maps once.
+//! [`COMMAND_BUFFERS_RETIRED`]. A hit reads two plain words of the thread's
+//! and takes no lock but the command buffer's own (uncontended) and no
+//! reference count; a miss looks the device and the command buffer up in the
+//! shared maps once.
 
 use super::dispatch_key;
 use crate::device::{CommandBufferState, DeviceState, COMMAND_BUFFERS_RETIRED, DEVICES};
 use crate::state::recording_lock::RecordingLock;
 use ash::vk;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ops::Deref;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -64,17 +65,35 @@ impl Deref for Recording<'_> {
     }
 }
 
-/// What a thread recorded into last.
+/// What a thread recorded into last, as the hit path reads it: plain
+/// values, read without a write (no borrow flag, no reference count), so
+/// that a hit costs a comparison and no store a neighbouring thread's line
+/// could share.
+#[derive(Clone, Copy)]
 struct Recent {
     cb: vk::CommandBuffer,
     /// [`COMMAND_BUFFERS_RETIRED`] when it was looked up.
     retired: u64,
-    device: Arc<DeviceState>,
-    state: Arc<RecordingLock<CommandBufferState>>,
+    /// Kept alive by the thread's [`Held`] until its next miss.
+    device: *const DeviceState,
+    state: *const RecordingLock<CommandBufferState>,
+}
+
+impl Recent {
+    /// Matches no command buffer (the counter never reaches `u64::MAX`).
+    const NONE: Recent =
+        Recent { cb: vk::CommandBuffer::null(), retired: u64::MAX, device: std::ptr::null(), state: std::ptr::null() };
+}
+
+/// The references behind a thread's [`Recent`], replaced on a miss only.
+struct Held {
+    _device: Arc<DeviceState>,
+    _state: Arc<RecordingLock<CommandBufferState>>,
 }
 
 thread_local! {
-    static RECENT: RefCell<Option<Recent>> = const { RefCell::new(None) };
+    static RECENT: Cell<Recent> = const { Cell::new(Recent::NONE) };
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
 }
 
 /// A command buffer handle the application passed to a hook: valid for the
@@ -92,21 +111,29 @@ impl ValidCommandBuffer {
 
 /// Runs `f` with `cb`'s device and state (the state created on first use);
 /// `None` when `cb` belongs to no device the layer knows (logged). `f` must
-/// not call `recording` itself (a nested miss would panic on the cache; no
-/// hook does: each one forwards its own call).
+/// not call `recording` itself (a nested miss would release what the outer
+/// call reads; no hook does: each one forwards its own call).
 pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
-    let (valid, cb) = (cb, cb.0);
     let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
-    RECENT.with(|recent| {
-        let hit = recent.borrow().as_ref().is_some_and(|r| r.cb == cb && r.retired == retired);
-        if !hit {
-            // SAFETY: a valid command buffer (`ValidCommandBuffer`).
-            let device = unsafe { device_of(valid.0) }?;
-            let state = device.command_buffer(cb);
-            *recent.borrow_mut() = Some(Recent { cb, retired, device, state });
-        }
-        let recent = recent.borrow();
-        let r = recent.as_ref()?;
-        Some(f(&Recording { device: &r.device, state: &r.state }))
-    })
+    let mut recent = RECENT.get();
+    if recent.cb != cb.0 || recent.retired != retired {
+        recent = look_up(cb, retired)?;
+    }
+    // SAFETY: the thread's `Held` keeps both alive until its next miss,
+    // which only a later hook can take (see above).
+    let (device, state) = unsafe { (&*recent.device, &*recent.state) };
+    Some(f(&Recording { device, state }))
+}
+
+/// A miss: looks `cb` up in the shared maps and makes it the thread's recent one.
+#[cold]
+fn look_up(cb: ValidCommandBuffer, retired: u64) -> Option<Recent> {
+    // SAFETY: a valid command buffer (`ValidCommandBuffer`).
+    let device = unsafe { device_of(cb.0) }?;
+    let state = device.command_buffer(cb.0);
+    let recent = Recent { cb: cb.0, retired, device: Arc::as_ptr(&device), state: Arc::as_ptr(&state) };
+    RECENT.set(recent);
+    // The previous command buffer's references go only now.
+    HELD.with(|held| *held.borrow_mut() = Some(Held { _device: device, _state: state }));
+    Some(recent)
 }
