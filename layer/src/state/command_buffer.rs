@@ -54,6 +54,11 @@ pub(crate) fn latest_entry(
     binding: u32,
     array_element: u32,
 ) -> &mut PushedDescriptor {
+    // A push of the element pushed last (the common case) takes it as it is.
+    let n = writes.len();
+    if n > 0 && (writes[n - 1].binding, writes[n - 1].array_element) == (binding, array_element) {
+        return &mut writes[n - 1];
+    }
     let entry = match writes.iter().position(|w| (w.binding, w.array_element) == (binding, array_element)) {
         Some(i) => writes.remove(i),
         None => PushedDescriptor {
@@ -123,6 +128,71 @@ impl BindPointState {
         if let Some(x) = self.embedded_samplers.get_mut(index) {
             *x = None;
         }
+    }
+
+    /// [`Shadow::bind_sets`] at this bind point, in general.
+    #[inline(never)]
+    fn bind_general(
+        &mut self,
+        layout: vk::PipelineLayout,
+        first: usize,
+        sets: &[vk::DescriptorSet],
+        dynamic_offsets: &[u32],
+        dynamic_counts: &[u32],
+    ) {
+        let end = first + sets.len();
+        if self.sets.len() < end {
+            self.sets.resize(end, None);
+        }
+        let mut offsets = dynamic_offsets;
+        for (index, (slot, &set)) in (first..end).zip(self.sets[first..end].iter_mut().zip(sets)) {
+            let mine = if offsets.is_empty() {
+                &[][..]
+            } else {
+                let count = (dynamic_counts.get(index).copied().unwrap_or(0) as usize).min(offsets.len());
+                let (mine, rest) = offsets.split_at(count);
+                offsets = rest;
+                mine
+            };
+            match slot {
+                // The slot's offsets keep their allocation: no heap work per call.
+                Some(bound) => {
+                    (bound.layout, bound.set) = (layout, set);
+                    if !(mine.is_empty() && bound.dynamic_offsets.is_empty()) {
+                        bound.dynamic_offsets.clear();
+                        bound.dynamic_offsets.extend_from_slice(mine);
+                    }
+                }
+                None => *slot = Some(BoundSet { layout, set, dynamic_offsets: mine.to_vec() }),
+            }
+        }
+        // These set numbers forget their other bindings, where there are any.
+        if !(self.pushed_sets.is_empty() && self.buffer_offsets.is_empty() && self.embedded_samplers.is_empty()) {
+            for index in first..end {
+                if let Some(pushed) = self.pushed_sets.get_mut(index) {
+                    *pushed = None;
+                }
+                self.forget_buffer_binding(index);
+            }
+        }
+    }
+
+    /// Binds `sets` from set number `first` with `layout` and no dynamic
+    /// offsets where that only changes handles: each of those set numbers
+    /// is bound already, without dynamic offsets, and nothing at this bind
+    /// point is bound another way (pushed, or from descriptor buffers),
+    /// which it would have to forget. False (nothing changed) otherwise.
+    #[inline]
+    fn rebind(&mut self, first: usize, layout: vk::PipelineLayout, sets: &[vk::DescriptorSet]) -> bool {
+        let plain = self.pushed_sets.is_empty() && self.buffer_offsets.is_empty() && self.embedded_samplers.is_empty();
+        let Some(slots) = self.sets.get_mut(first..first + sets.len()).filter(|_| plain) else { return false };
+        if !slots.iter().all(|s| s.as_ref().is_some_and(|b| b.dynamic_offsets.is_empty())) {
+            return false;
+        }
+        for (bound, &set) in slots.iter_mut().flatten().zip(sets) {
+            (bound.layout, bound.set) = (layout, set);
+        }
+        true
     }
 
     fn forget_set_binding(&mut self, index: usize) {
@@ -243,6 +313,9 @@ impl Shadow {
 
     /// Records `vkCmdBindDescriptorSets`; `dynamic_counts[i]` is the number of
     /// dynamic descriptors of set `i` of `layout` (missing entries count 0).
+    /// Inline: a call that only changes handles (see
+    /// [`BindPointState::rebind`]) costs the hook no call.
+    #[inline]
     pub(crate) fn bind_sets(
         &mut self,
         bind_point: vk::PipelineBindPoint,
@@ -253,26 +326,10 @@ impl Shadow {
         dynamic_counts: &[u32],
     ) {
         let Some(state) = self.bind_point_mut(bind_point) else { return };
-        let mut offsets = dynamic_offsets;
-        for (i, &set) in sets.iter().enumerate() {
-            let index = first_set as usize + i;
-            let count = (dynamic_counts.get(index).copied().unwrap_or(0) as usize).min(offsets.len());
-            let (mine, rest) = offsets.split_at(count);
-            offsets = rest;
-            // The slot's offsets keep their allocation: no heap work per call.
-            let bound = slot(&mut state.sets, index).get_or_insert_with(|| BoundSet {
-                layout,
-                set,
-                dynamic_offsets: Vec::new(),
-            });
-            (bound.layout, bound.set) = (layout, set);
-            bound.dynamic_offsets.clear();
-            bound.dynamic_offsets.extend_from_slice(mine);
-            if let Some(pushed) = state.pushed_sets.get_mut(index) {
-                *pushed = None;
-            }
-            state.forget_buffer_binding(index);
+        if dynamic_offsets.is_empty() && state.rebind(first_set as usize, layout, sets) {
+            return;
         }
+        state.bind_general(layout, first_set as usize, sets, dynamic_offsets, dynamic_counts);
     }
 
     /// The writes pushed to set `set` at `bind_point` that a push with
@@ -287,6 +344,16 @@ impl Shadow {
     ) -> Option<&mut Vec<PushedDescriptor>> {
         let state = self.bind_point_mut(bind_point)?;
         let index = set as usize;
+        // A push after a push with the same layout (the common case): the
+        // set number has no other binding (binding it another way forgets
+        // the push).
+        if let Some(Some(pushed)) = state.pushed_sets.get_mut(index) {
+            if pushed.layout == layout {
+                // (Re-borrowed: returning `pushed` itself here would keep
+                // `state` borrowed on the other path.)
+                return state.pushed_sets[index].as_mut().map(|p| &mut p.writes);
+            }
+        }
         if let Some(bound) = state.sets.get_mut(index) {
             *bound = None;
         }
@@ -434,6 +501,31 @@ mod tests {
         assert!(sets[2].as_ref().unwrap().dynamic_offsets.is_empty());
         assert_eq!(sets[3].as_ref().unwrap().dynamic_offsets, vec![300]);
         assert_eq!(cb.graph, BindPointState::default(), "other bind point untouched");
+    }
+
+    /// A bind that only changes handles takes the short way; one that
+    /// must forget another binding, or change dynamic offsets, does not,
+    /// and both leave what the long way would.
+    #[test]
+    fn rebinding_handles_is_short_only_where_nothing_else_changes() {
+        let bp = vk::PipelineBindPoint::COMPUTE;
+        let mut cb = Shadow::default();
+        cb.bind_sets(bp, layout(1), 0, &[set(1), set(2)], &[], &[]);
+        assert!(cb.compute.rebind(1, layout(3), &[set(4)]));
+        assert_eq!(cb.compute.sets[1], Some(BoundSet { layout: layout(3), set: set(4), dynamic_offsets: vec![] }));
+        assert!(!cb.compute.rebind(1, layout(3), &[set(4), set(5)]), "set 2 was never bound");
+        cb.bind_sets(bp, layout(1), 0, &[set(1)], &[8], &[1]);
+        assert!(!cb.compute.rebind(0, layout(1), &[set(1)]), "set 0 has dynamic offsets to drop");
+        cb.bind_sets(bp, layout(1), 0, &[set(6)], &[], &[]);
+        assert!(cb.compute.sets[0].as_ref().unwrap().dynamic_offsets.is_empty());
+        push(&mut cb, layout(1), &[(0, 7)]);
+        cb.bind_sets(bp, layout(1), 1, &[set(8)], &[], &[]);
+        assert!(!cb.compute.rebind(1, layout(1), &[set(8)]), "a pushed set is kept until forgotten");
+        cb.bind_sets(bp, layout(1), 0, &[set(9)], &[], &[]);
+        assert_eq!(cb.compute.pushed_sets[0], None, "binding set 0 forgets its push");
+        assert_eq!(cb.compute.sets[0].as_ref().map(|b| b.set), Some(set(9)));
+        push(&mut cb, layout(1), &[(0, 7)]);
+        assert_eq!(cb.compute.sets[0], None, "a push after the bind forgets the bound set");
     }
 
     #[test]
