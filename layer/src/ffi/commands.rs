@@ -178,10 +178,10 @@ pub(super) unsafe extern "system" fn cmd_bind_pipeline(
     bind_point: vk::PipelineBindPoint,
     pipeline: vk::Pipeline,
 ) {
-    guard_command("vkCmdBindPipeline", cb, || {
+    guard_command("vkCmdBindPipeline", cb, move || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, |state| {
+        recording(valid, move |state| {
             if state.shadows(bind_point) {
                 state.shadow(|s| {
                     if let Some(point) = s.bind_point_mut(bind_point) {
@@ -207,10 +207,10 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     dynamic_offset_count: u32,
     dynamic_offsets: *const u32,
 ) {
-    guard_command("vkCmdBindDescriptorSets", cb, || {
+    guard_command("vkCmdBindDescriptorSets", cb, move || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, |state| {
+        recording(valid, move |state| {
             if state.shadows(bind_point) {
                 // SAFETY: the application's arrays.
                 let (set_list, offsets) =
@@ -236,8 +236,26 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     })
 }
 
-/// Notes a descriptor set binding at each of `bind_points` in the shadow state.
+/// Notes a descriptor set binding at each of `bind_points` in the shadow
+/// state. Inline: most calls only change handles, which takes one short
+/// look (`Shadow::rebind`) and no call.
+#[inline]
 pub(super) fn shadow_sets(
+    state: &Recording<'_>,
+    bind_points: &[vk::PipelineBindPoint],
+    layout: vk::PipelineLayout,
+    first_set: u32,
+    sets: &[vk::DescriptorSet],
+    offsets: &[u32],
+) {
+    if !(offsets.is_empty() && state.shadow(|s| bind_points.iter().all(|&p| s.rebind(p, layout, first_set, sets)))) {
+        shadow_sets_in_general(state, bind_points, layout, first_set, sets, offsets);
+    }
+}
+
+/// [`shadow_sets`] where more than handles change.
+#[inline(never)]
+fn shadow_sets_in_general(
     state: &Recording<'_>,
     bind_points: &[vk::PipelineBindPoint],
     layout: vk::PipelineLayout,
@@ -273,10 +291,10 @@ pub(super) unsafe extern "system" fn cmd_push_constants(
     size: u32,
     values: *const c_void,
 ) {
-    guard_command("vkCmdPushConstants", cb, || {
+    guard_command("vkCmdPushConstants", cb, move || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, |state| {
+        recording(valid, move |state| {
             // SAFETY: the application's `size` bytes.
             let bytes = unsafe { slice(values.cast::<u8>(), size) };
             state.shadow(|s| s.push_constants(layout, stages, offset, bytes));
@@ -359,10 +377,10 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
     write_count: u32,
     writes: *const vk::WriteDescriptorSet<'static>,
 ) {
-    guard_command("vkCmdPushDescriptorSetKHR", cb, || {
+    guard_command("vkCmdPushDescriptorSetKHR", cb, move || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, |state| {
+        recording(valid, move |state| {
             if state.shadows(bind_point) {
                 // SAFETY: the application's array of valid writes.
                 let list = unsafe { slice(writes, write_count) };

@@ -52,7 +52,8 @@ pub(super) struct Recording<'a> {
 }
 
 impl Recording<'_> {
-    /// Runs `f` on the command buffer's state.
+    /// Runs `f` on the command buffer's state (inline: the hooks' every call).
+    #[inline]
     pub(super) fn shadow<R>(&self, f: impl FnOnce(&mut CommandBufferState) -> R) -> R {
         f(&mut self.state.lock())
     }
@@ -113,6 +114,7 @@ impl ValidCommandBuffer {
 /// `None` when `cb` belongs to no device the layer knows (logged). `f` must
 /// not call `recording` itself (a nested miss would release what the outer
 /// call reads; no hook does: each one forwards its own call).
+#[inline]
 pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
     let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
     let mut recent = RECENT.get();

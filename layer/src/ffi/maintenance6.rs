@@ -35,10 +35,10 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     cb: vk::CommandBuffer,
     info: *const vk::BindDescriptorSetsInfoKHR<'static>,
 ) {
-    guard_command("vkCmdBindDescriptorSets2KHR", cb, || {
+    guard_command("vkCmdBindDescriptorSets2KHR", cb, move || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, |state| {
+        recording(valid, move |state| {
             let Some(m6) = &state.dispatch.maintenance6 else { return };
             // SAFETY: valid when non-null (the command's valid usage).
             if let Some(i) = unsafe { info.as_ref() } {
@@ -61,10 +61,10 @@ pub(super) unsafe extern "system" fn cmd_push_constants2(
     cb: vk::CommandBuffer,
     info: *const vk::PushConstantsInfoKHR<'static>,
 ) {
-    guard_command("vkCmdPushConstants2KHR", cb, || {
+    guard_command("vkCmdPushConstants2KHR", cb, move || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, |state| {
+        recording(valid, move |state| {
             let Some(m6) = &state.dispatch.maintenance6 else { return };
             // SAFETY: valid when non-null.
             if let Some(i) = unsafe { info.as_ref() } {

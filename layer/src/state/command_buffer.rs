@@ -182,15 +182,22 @@ impl BindPointState {
     /// is bound already, without dynamic offsets, and nothing at this bind
     /// point is bound another way (pushed, or from descriptor buffers),
     /// which it would have to forget. False (nothing changed) otherwise.
-    #[inline]
+    #[inline(always)]
     fn rebind(&mut self, first: usize, layout: vk::PipelineLayout, sets: &[vk::DescriptorSet]) -> bool {
-        let plain = self.pushed_sets.is_empty() && self.buffer_offsets.is_empty() && self.embedded_samplers.is_empty();
-        let Some(slots) = self.sets.get_mut(first..first + sets.len()).filter(|_| plain) else { return false };
-        if !slots.iter().all(|s| s.as_ref().is_some_and(|b| b.dynamic_offsets.is_empty())) {
+        if (self.pushed_sets.len() | self.buffer_offsets.len() | self.embedded_samplers.len()) != 0 {
             return false;
         }
-        for (bound, &set) in slots.iter_mut().flatten().zip(sets) {
-            (bound.layout, bound.set) = (layout, set);
+        let Some(slots) = self.sets.get_mut(first..first + sets.len()) else { return false };
+        for slot in slots.iter() {
+            match slot {
+                Some(bound) if bound.dynamic_offsets.is_empty() => {}
+                _ => return false,
+            }
+        }
+        for (slot, &set) in slots.iter_mut().zip(sets) {
+            if let Some(bound) = slot {
+                (bound.layout, bound.set) = (layout, set);
+            }
         }
         true
     }
@@ -313,9 +320,6 @@ impl Shadow {
 
     /// Records `vkCmdBindDescriptorSets`; `dynamic_counts[i]` is the number of
     /// dynamic descriptors of set `i` of `layout` (missing entries count 0).
-    /// Inline: a call that only changes handles (see
-    /// [`BindPointState::rebind`]) costs the hook no call.
-    #[inline]
     pub(crate) fn bind_sets(
         &mut self,
         bind_point: vk::PipelineBindPoint,
@@ -325,11 +329,26 @@ impl Shadow {
         dynamic_offsets: &[u32],
         dynamic_counts: &[u32],
     ) {
-        let Some(state) = self.bind_point_mut(bind_point) else { return };
-        if dynamic_offsets.is_empty() && state.rebind(first_set as usize, layout, sets) {
+        if dynamic_offsets.is_empty() && self.rebind(bind_point, layout, first_set, sets) {
             return;
         }
-        state.bind_general(layout, first_set as usize, sets, dynamic_offsets, dynamic_counts);
+        if let Some(state) = self.bind_point_mut(bind_point) {
+            state.bind_general(layout, first_set as usize, sets, dynamic_offsets, dynamic_counts);
+        }
+    }
+
+    /// [`Self::bind_sets`] without dynamic offsets where that only changes
+    /// handles (see [`BindPointState::rebind`]); false (nothing changed)
+    /// otherwise. The hooks try it first: it is most calls' whole work.
+    #[inline(always)]
+    pub(crate) fn rebind(
+        &mut self,
+        bind_point: vk::PipelineBindPoint,
+        layout: vk::PipelineLayout,
+        first_set: u32,
+        sets: &[vk::DescriptorSet],
+    ) -> bool {
+        self.bind_point_mut(bind_point).is_some_and(|state| state.rebind(first_set as usize, layout, sets))
     }
 
     /// The writes pushed to set `set` at `bind_point` that a push with
