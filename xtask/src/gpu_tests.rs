@@ -8,7 +8,8 @@
 //! a graph, embedded samplers included, node shaders with bad values: a
 //! driver that loses the device or hangs on them fails; and host dispatches,
 //! several to one command buffer and scratch, which only a GPU runs at once;
-//! and the `phase_clock` setting on a real SM clock), and
+//! the `phase_clock` setting on a real SM clock; and the hello chain, whose
+//! many-record dispatches have their grids summed by a meta shader), and
 //! writes into `<dir>`: `bin/<test>` (stripped test binaries),
 //! `libVkLayer_EMU_shader_enqueue.so` (stripped), the explicit manifest
 //! pointing at it by a relative path (for `VK_LAYER_PATH=<dir>` by hand) and
@@ -23,7 +24,7 @@ use crate::paths::{self, LAYER_LIB_FILE, MANIFEST_FILE};
 use crate::run;
 
 /// Test files carried when none are named.
-pub const DEFAULT_TESTS: [&str; 8] = [
+pub const DEFAULT_TESTS: [&str; 9] = [
     "graph_async_compute",
     "graph_multi_queue",
     "graph_descriptor_buffer",
@@ -32,6 +33,7 @@ pub const DEFAULT_TESTS: [&str; 8] = [
     "graph_hostile_shaders",
     "graph_dispatch",
     "settings_phase_clock",
+    "graph_hello_chain",
 ];
 
 /// The script carried into `<dir>` (POSIX sh).
