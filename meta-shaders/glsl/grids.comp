@@ -61,9 +61,11 @@ uint component(uint64_t record, uint c) {
     if (c >= pc.grid_components) {
         return 1u;
     }
-    uint at = pc.grid_offset + c * pc.grid_bytes;
-    uint word = Words(record + uint64_t(at & ~3u)).w[0];
-    return pc.grid_bytes == 2u ? ((word >> ((at & 2u) * 8u)) & 0xffffu) : word;
+    // The word is read at its own address: a record of 2-byte components
+    // may start 2 bytes into a word (a stride of 6).
+    uint64_t at = record + uint64_t(pc.grid_offset + c * pc.grid_bytes);
+    uint word = Words(at & ~3ul).w[0];
+    return pc.grid_bytes == 2u ? ((word >> (uint(at & 2ul) * 8u)) & 0xffffu) : word;
 }
 
 uvec3 grid_of(uint r) {

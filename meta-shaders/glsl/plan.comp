@@ -45,10 +45,12 @@ shared uint dynamic_count; // dynamic-grid nodes of the current chunk
 shared uint node_total;    // phase 1: the current node's workgroups so far
 shared uint dynamic_nodes[SCAN_SIZE];
 
+// The word holding the component is read at its own (4-byte) address: a
+// record of 2-byte components may start 2 bytes into a word (a stride of 6).
 uint grid_component(uint64_t payload, uint offset, uint bytes, uint index) {
-    uint at = offset + index * bytes;
-    uint word = Words(payload + uint64_t(at & ~3u)).w[0];
-    return bytes == 2u ? ((word >> ((at & 2u) * 8u)) & 0xffffu) : word;
+    uint64_t at = payload + uint64_t(offset + index * bytes);
+    uint word = Words(at & ~3ul).w[0];
+    return bytes == 2u ? ((word >> (uint(at & 2ul) * 8u)) & 0xffffu) : word;
 }
 
 // Workgroups of the record at `payload` (components past grid_components
