@@ -5,9 +5,9 @@
 //! 1. level 0: for a host dispatch, one direct dispatch per entry node
 //!    whose records the host staged (see `entry`: no transfer, no barrier
 //!    before it), or, where a node has many dynamic-grid records, the two
-//!    phases of `grids.comp` and indirect dispatches; for an indirect dispatch, the entry passes (`entry.comp`
-//!    puts the records in frames, `plan.comp` sizes the launches) and then
-//!    indirect dispatches;
+//!    phases of `grids.comp` and indirect dispatches; for an indirect
+//!    dispatch, the entry passes (`entry.comp` puts the records in frames,
+//!    `plan.comp` sizes the launches) and then indirect dispatches;
 //! 2. per level: each node that can have records at that level, as an
 //!    indirect dispatch whose arguments the previous level's last workgroup
 //!    wrote (see `spirv_lowering::abi`), then one barrier; the finishers
