@@ -53,7 +53,7 @@ pub(super) struct Recording<'a> {
 
 impl Recording<'_> {
     /// Runs `f` on the command buffer's state (inline: the hooks' every call).
-    #[inline]
+    #[inline(always)]
     pub(super) fn shadow<R>(&self, f: impl FnOnce(&mut CommandBufferState) -> R) -> R {
         f(&mut self.state.lock())
     }
