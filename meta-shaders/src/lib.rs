@@ -3,7 +3,8 @@
 //! `entry.comp` puts the records in their nodes' frames, `plan.comp` sizes
 //! the launches; and `grids.comp`, which gives the many dynamic-grid records
 //! of a host dispatch their starts on the GPU; between levels nothing runs
-//! but the node kernels (see `spirv_lowering::abi`). GLSL sources in `glsl/`, compiled with
+//! but the node kernels (see `spirv_lowering::abi`). GLSL sources in
+//! `glsl/`, compiled with
 //! `glslangValidator -V --target-env vulkan1.2` and committed as `.spv` next
 //! to them (`glsl/compile.sh` recompiles). They reach scratch memory
 //! through `GL_EXT_buffer_reference` pointers because the addresses exist
