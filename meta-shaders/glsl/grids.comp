@@ -61,8 +61,9 @@ uint component(uint64_t record, uint c) {
     if (c >= pc.grid_components) {
         return 1u;
     }
-    // The word is read at its own address: a record of 2-byte components
-    // may start 2 bytes into a word (a stride of 6).
+    // The word is found from the component's own address (the records are
+    // word-aligned anyway: strides are multiples of 4, spirv-lowering's
+    // analyze::record::record_stride).
     uint64_t at = record + uint64_t(pc.grid_offset + c * pc.grid_bytes);
     uint word = Words(at & ~3ul).w[0];
     return pc.grid_bytes == 2u ? ((word >> (uint(at & 2ul) * 8u)) & 0xffffu) : word;

@@ -45,8 +45,9 @@ shared uint dynamic_count; // dynamic-grid nodes of the current chunk
 shared uint node_total;    // phase 1: the current node's workgroups so far
 shared uint dynamic_nodes[SCAN_SIZE];
 
-// The word holding the component is read at its own (4-byte) address: a
-// record of 2-byte components may start 2 bytes into a word (a stride of 6).
+// The word holding the component is found from the component's own address
+// (the records are word-aligned anyway: strides are multiples of 4,
+// spirv-lowering's analyze::record::record_stride).
 uint grid_component(uint64_t payload, uint offset, uint bytes, uint index) {
     uint64_t at = payload + uint64_t(offset + index * bytes);
     uint word = Words(at & ~3ul).w[0];
