@@ -55,7 +55,7 @@ fn many_records_summed_on_the_gpu_each_workgroup_finds_its_own() {
     let pd = inst.pick_physical_device().expect("lavapipe");
     {
         let dev = TestDevice::with_amdx(&inst, pd).expect("device");
-        // 3 chunks of 4096 records and part of a fifth; grids 0..=3.
+        // 17 chunks of 1024 records (`grids.comp`), the last one part full; grids 0..=3.
         let records: Vec<(u32, u32)> = (0..17_000u32).map(|i| ((i * 7 + i / 5) % 4, i % 4)).collect();
         let uavs = run_hello_chain(&dev, &records, 2, |min, max, _| max.min(min * 64)).expect("dispatch");
         let want = hello_chain(&records, &[]);
