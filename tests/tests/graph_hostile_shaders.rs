@@ -226,3 +226,27 @@ fn device_entry_grids_within_limits_run_exactly() {
         h.still_works();
     });
 }
+
+/// Many dynamic-grid host records (past the layer's `GPU_GRIDS_FROM`, so
+/// `grids.comp` sizes level 0 on the GPU) in one dispatch with two other
+/// entries: each launch of the level is numbered after the ones before it
+/// and the level's total counts them all, so every entry, and what each
+/// enqueues, runs exactly once and nothing is reported.
+#[test]
+fn many_dynamic_grid_records_beside_other_entries_run_exactly() {
+    with_graph(None, |h| {
+        // dyn_entry: 17,000 records, grids (1..=2, 1..=3, 1), tags 0..8.
+        let dynamic: Vec<u32> = (0..17_000u32).flat_map(|i| [1 + i % 2, 1 + i % 3, 1, i % 8]).collect();
+        // spill: 2 items tagged 20, 3 tagged 30; pick: member 1, tagged 40.
+        let spill = [2, 20, 0, 0, 3, 30, 0, 0];
+        let pick = [0, 40];
+        let outcome = h.dispatch_many(&[("spill", &spill, 16), ("dyn_entry", &dynamic, 16), ("pick", &pick, 8)]);
+        let mut want = words(&[(20, 1), (21, 1), (30, 1), (31, 1), (32, 1), (41, 1)]);
+        for r in dynamic.chunks(4) {
+            want[r[3] as usize] += r[0] * r[1];
+        }
+        assert_eq!(outcome.out, want);
+        assert_eq!(outcome.reports, Vec::<String>::new());
+        h.still_works();
+    });
+}
