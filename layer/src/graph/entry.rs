@@ -118,10 +118,7 @@ pub(super) fn host_level(
     }
     let mut staged: Vec<Staged<'_, '_>> =
         by_slot.into_iter().map(|(slot, inputs)| stage_node(graph, slot, inputs)).collect();
-    let launched: Vec<usize> = staged
-        .iter()
-        .flat_map(|s| std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()))
-        .collect();
+    let launched: Vec<usize> = staged.iter().flat_map(|s| input_group(graph, s.slot)).collect();
     // The GPU sums where it can; where its pipeline cannot be had, the CPU.
     let on_gpu = gpu_grids_node(graph, &staged, &launched).and_then(|i| match meta.grids(device) {
         Ok(pipeline) => Some((i, pipeline)),
@@ -159,7 +156,7 @@ pub(super) fn host_level(
         }
     }
     for s in &staged {
-        for n in std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()) {
+        for n in input_group(graph, s.slot) {
             let d = dispatch(graph, n, s, &block, status, &mut workgroups);
             launches.insert(n, d);
         }
@@ -206,7 +203,7 @@ fn grids_push(
 ) -> GridsPush {
     let grid_node = s.grid_node.unwrap_or(s.slot);
     let schedule = &graph.schedules[grid_node];
-    let group: Vec<usize> = std::iter::once(s.slot).chain(graph.graph.nodes[s.slot].sharers.iter().copied()).collect();
+    let group: Vec<usize> = input_group(graph, s.slot).collect();
     // The dynamic-grid launches of the node's input-sharing group take the
     // grids' total; the others' workgroups were known here.
     let grid_launches = launches
@@ -241,14 +238,17 @@ fn grids_push(
     }
 }
 
+/// Node `slot` and the nodes sharing its input (SharesInputWithAMDX), which
+/// read the same records: level 0 launches each of them.
+fn input_group(graph: &GraphPipeline, slot: usize) -> impl Iterator<Item = usize> + '_ {
+    std::iter::once(slot).chain(graph.graph.nodes[slot].sharers.iter().copied())
+}
+
 /// Counts node `slot`'s records and finds whether a node of its
 /// input-sharing group takes its grid from the payload.
 fn stage_node<'i, 'a>(graph: &GraphPipeline, slot: usize, inputs: Vec<&'i EntryInput<'a>>) -> Staged<'i, 'a> {
-    let node = &graph.graph.nodes[slot];
-    // Sharers (SharesInputWithAMDX) read the same records; a grid read
-    // from the payload is the same for all of them.
-    let mut group = std::iter::once(slot).chain(node.sharers.iter().copied());
-    let grid_node = group.find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
+    // A grid read from the payload is the same for the whole group.
+    let grid_node = input_group(graph, slot).find(|&n| graph.schedules[n].mode == SCHEDULE_DYNAMIC);
     let records: u64 = inputs.iter().map(|i| u64::from(i.count)).sum();
     Staged {
         slot,
