@@ -407,8 +407,9 @@ impl Dispatch<'_> {
         let Some((block, stats)) = &self.stats else { return };
         let r = &self.r;
         let mut regions = Vec::new();
-        // Copies from a host dispatch's staging block (its buffer, the region).
-        let mut staged: Vec<(vk::Buffer, vk::BufferCopy)> = Vec::new();
+        // Copies from the staging block of a host dispatch whose level 0
+        // `grids.comp` sized.
+        let mut staged = Vec::new();
         let claimed = |d: usize| self.graph.fixed.context + statistics::CLAIMED_OFFSET + 4 * (d as u64 % 2);
         if let Some(d) = after {
             regions.push(vk::BufferCopy {
@@ -428,14 +429,11 @@ impl Dispatch<'_> {
                         let launch = host.launches.get(&slot);
                         match launch.and_then(|(address, _)| host.staged_offset(*address)) {
                             // Sized by `grids.comp`: copied once it ran.
-                            Some((buffer, offset)) => staged.push((
-                                buffer,
-                                vk::BufferCopy {
-                                    src_offset: offset + statistics::DISPATCH_OFFSET,
-                                    dst_offset: dst,
-                                    size: statistics::NODE_COUNTS,
-                                },
-                            )),
+                            Some((_, offset)) => staged.push(vk::BufferCopy {
+                                src_offset: offset + statistics::DISPATCH_OFFSET,
+                                dst_offset: dst,
+                                size: statistics::NODE_COUNTS,
+                            }),
                             None => {
                                 let counts = launch.map_or([0, 0], |(_, n)| [n.workgroup_count, n.record_count]);
                                 block.write(dst, &words_of(&counts));
@@ -463,8 +461,8 @@ impl Dispatch<'_> {
             || Pass::new("statistics", after),
             || {
                 r.copy_to(block.buffer, &regions);
-                for (buffer, region) in &staged {
-                    r.copy_between(*buffer, block.buffer, std::slice::from_ref(region));
+                if let Some(grids) = self.host.as_ref().and_then(|h| h.grids) {
+                    r.copy_between(grids.buffer, block.buffer, &staged);
                 }
                 if let Some(d) = after {
                     // Only the statistics read the claimed frames: they clear them.
