@@ -35,7 +35,7 @@ pub(crate) static DEVICES: LazyLock<Registry<DeviceState>> = LazyLock::new(Regis
 /// Bumped whenever a command buffer's state may leave
 /// [`DeviceState::command_buffers`] (buffers freed, a pool or a device
 /// destroyed): a handle may then name another command buffer, so the hooks'
-/// per-thread caches look it up again.
+/// caches (`ffi::lookup`) look it up again.
 pub(crate) static COMMAND_BUFFERS_RETIRED: AtomicU64 = AtomicU64::new(0);
 
 /// Notes that command buffer states are about to leave (see

@@ -3,8 +3,9 @@
 //! the compute and execution-graph bind points. Binds at the graph bind point
 //! never reach the driver, which does not know it.
 
-use super::guard::{guard_command, guard_result};
-use super::lookup::{device_of, recording, Recording, ValidCommandBuffer};
+use super::guard::guard_result;
+use super::hook::{general, short};
+use super::lookup::{device_of, Recording, ValidCommandBuffer};
 use super::objects::forget_then_forward;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
@@ -178,23 +179,27 @@ pub(super) unsafe extern "system" fn cmd_bind_pipeline(
     bind_point: vk::PipelineBindPoint,
     pipeline: vk::Pipeline,
 ) {
-    guard_command("vkCmdBindPipeline", cb, move || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, move |state| {
-            if state.shadows(bind_point) {
-                state.shadow(|s| {
-                    if let Some(point) = s.bind_point_mut(bind_point) {
-                        point.pipeline = pipeline;
-                    }
-                });
-            }
-            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-                // SAFETY: forwarding.
-                unsafe { (state.dispatch.fp.fp_v1_0().cmd_bind_pipeline)(cb, bind_point, pipeline) }
-            }
+    let bind = move |state: &Recording<'_>| {
+        if state.shadows(bind_point) {
+            state.shadow(|s| {
+                if let Some(point) = s.bind_point_mut(bind_point) {
+                    point.pipeline = pipeline;
+                }
+            });
+        }
+        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+            // SAFETY: forwarding.
+            unsafe { (state.dispatch.fp.fp_v1_0().cmd_bind_pipeline)(cb, bind_point, pipeline) }
+        }
+        true
+    };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    if !short(valid, bind) {
+        general("vkCmdBindPipeline", valid, |state| {
+            bind(state);
         });
-    })
+    }
 }
 
 pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
@@ -207,55 +212,83 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     dynamic_offset_count: u32,
     dynamic_offsets: *const u32,
 ) {
-    guard_command("vkCmdBindDescriptorSets", cb, move || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, move |state| {
+    let call = BindSets { cb, bind_point, layout, first_set, set_count, sets, dynamic_offset_count, dynamic_offsets };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    let kept = short(valid, |state| {
+        let kept = !state.shadows(bind_point)
+            || (dynamic_offset_count == 0
+                // SAFETY: the application's array.
+                && state.shadow(|s| s.rebind(bind_point, layout, first_set, unsafe { call.sets() })));
+        if kept {
+            // SAFETY: the application's arguments.
+            unsafe { call.forward(state) };
+        }
+        kept
+    });
+    if !kept {
+        general("vkCmdBindDescriptorSets", valid, move |state| {
             if state.shadows(bind_point) {
                 // SAFETY: the application's arrays.
-                let (set_list, offsets) =
-                    unsafe { (slice(sets, set_count), slice(dynamic_offsets, dynamic_offset_count)) };
+                let (set_list, offsets) = unsafe { (call.sets(), slice(dynamic_offsets, dynamic_offset_count)) };
                 shadow_sets(state, &[bind_point], layout, first_set, set_list, offsets);
             }
-            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-                // SAFETY: forwarding.
-                unsafe {
-                    (state.dispatch.fp.fp_v1_0().cmd_bind_descriptor_sets)(
-                        cb,
-                        bind_point,
-                        layout,
-                        first_set,
-                        set_count,
-                        sets,
-                        dynamic_offset_count,
-                        dynamic_offsets,
-                    )
-                }
-            }
+            // SAFETY: the application's arguments.
+            unsafe { call.forward(state) };
         });
-    })
-}
-
-/// Notes a descriptor set binding at each of `bind_points` in the shadow
-/// state. Inline: most calls only change handles, which takes one short
-/// look (`Shadow::rebind`) and no call.
-#[inline]
-pub(super) fn shadow_sets(
-    state: &Recording<'_>,
-    bind_points: &[vk::PipelineBindPoint],
-    layout: vk::PipelineLayout,
-    first_set: u32,
-    sets: &[vk::DescriptorSet],
-    offsets: &[u32],
-) {
-    if !(offsets.is_empty() && state.shadow(|s| bind_points.iter().all(|&p| s.rebind(p, layout, first_set, sets)))) {
-        shadow_sets_in_general(state, bind_points, layout, first_set, sets, offsets);
     }
 }
 
-/// [`shadow_sets`] where more than handles change.
-#[inline(never)]
-fn shadow_sets_in_general(
+/// The arguments of a `vkCmdBindDescriptorSets`.
+#[derive(Clone, Copy)]
+struct BindSets {
+    cb: vk::CommandBuffer,
+    bind_point: vk::PipelineBindPoint,
+    layout: vk::PipelineLayout,
+    first_set: u32,
+    set_count: u32,
+    sets: *const vk::DescriptorSet,
+    dynamic_offset_count: u32,
+    dynamic_offsets: *const u32,
+}
+
+impl BindSets {
+    /// # Safety
+    /// The application's arguments.
+    #[inline(always)]
+    unsafe fn sets<'a>(self) -> &'a [vk::DescriptorSet] {
+        // SAFETY: the application's array.
+        unsafe { slice(self.sets, self.set_count) }
+    }
+
+    /// Forwards the call to the driver, but for the execution-graph bind
+    /// point, which only the layer knows.
+    ///
+    /// # Safety
+    /// The application's arguments.
+    #[inline(always)]
+    unsafe fn forward(self, state: &DeviceState) {
+        if self.bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+            // SAFETY: forwarding.
+            unsafe {
+                (state.dispatch.fp.fp_v1_0().cmd_bind_descriptor_sets)(
+                    self.cb,
+                    self.bind_point,
+                    self.layout,
+                    self.first_set,
+                    self.set_count,
+                    self.sets,
+                    self.dynamic_offset_count,
+                    self.dynamic_offsets,
+                )
+            }
+        }
+    }
+}
+
+/// Notes a descriptor set binding at each of `bind_points` in the shadow
+/// state (the hooks' general path: their short one rebinds handles).
+pub(super) fn shadow_sets(
     state: &Recording<'_>,
     bind_points: &[vk::PipelineBindPoint],
     layout: vk::PipelineLayout,
@@ -291,17 +324,27 @@ pub(super) unsafe extern "system" fn cmd_push_constants(
     size: u32,
     values: *const c_void,
 ) {
-    guard_command("vkCmdPushConstants", cb, move || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, move |state| {
-            // SAFETY: the application's `size` bytes.
-            let bytes = unsafe { slice(values.cast::<u8>(), size) };
-            state.shadow(|s| s.push_constants(layout, stages, offset, bytes));
-            // SAFETY: forwarding.
-            unsafe { (state.dispatch.fp.fp_v1_0().cmd_push_constants)(cb, layout, stages, offset, size, values) }
+    let forward = move |state: &Recording<'_>| {
+        // SAFETY: forwarding.
+        unsafe { (state.dispatch.fp.fp_v1_0().cmd_push_constants)(cb, layout, stages, offset, size, values) }
+    };
+    // SAFETY: the application's `size` bytes.
+    let bytes = move || unsafe { slice(values.cast::<u8>(), size) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    let kept = short(valid, |state| {
+        let kept = state.shadow(|s| s.push_constants_again(layout, stages, offset, bytes()));
+        if kept {
+            forward(state);
+        }
+        kept
+    });
+    if !kept {
+        general("vkCmdPushConstants", valid, move |state| {
+            state.shadow(|s| s.push_constants(layout, stages, offset, bytes()));
+            forward(state);
         });
-    })
+    }
 }
 
 /// Which array of a descriptor write its type reads.
@@ -379,12 +422,13 @@ pub(super) unsafe fn shadow_writes(
 /// overwritten where they lie, one pass, which is what the general path
 /// leaves (it moves each entry to the end in turn, keeping their order).
 /// False where the shapes differ; the general path then writes every
-/// write again, those already overwritten with the same values.
+/// write again, those already overwritten with the same values. Also the
+/// hooks' short path: it cannot panic (see [`super::hook`]).
 ///
 /// # Safety
 /// Every write must be valid for its descriptor type.
-#[inline]
-unsafe fn repush(
+#[inline(always)]
+pub(super) unsafe fn repush(
     s: &mut Shadow,
     (point, layout, set): (vk::PipelineBindPoint, vk::PipelineLayout, u32),
     writes: &[vk::WriteDescriptorSet<'_>],
@@ -418,7 +462,9 @@ unsafe fn repush(
                     }
                 }
                 Some(DescriptorArray::TexelViews) if e.texel_views.len() == n => {
-                    e.texel_views.copy_from_slice(slice(w.p_texel_buffer_view, w.descriptor_count))
+                    for (kept, &v) in e.texel_views.iter_mut().zip(slice(w.p_texel_buffer_view, w.descriptor_count)) {
+                        *kept = v;
+                    }
                 }
                 _ => return false,
             }
@@ -435,25 +481,36 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
     write_count: u32,
     writes: *const vk::WriteDescriptorSet<'static>,
 ) {
-    guard_command("vkCmdPushDescriptorSetKHR", cb, move || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, move |state| {
+    let forward = move |state: &Recording<'_>| {
+        if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
+            if let Some(f) = &state.dispatch.push_descriptor {
+                // SAFETY: forwarding.
+                unsafe { (f.cmd_push_descriptor_set_khr)(cb, bind_point, layout, set, write_count, writes) }
+            }
+        }
+    };
+    // SAFETY: the application's array of valid writes.
+    let list = move || unsafe { slice(writes, write_count) };
+    let key = (bind_point, layout, set);
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    let kept = short(valid, |state| {
+        // SAFETY: valid writes.
+        let kept = !state.shadows(bind_point) || state.shadow(|s| unsafe { repush(s, key, list()) });
+        if kept {
+            forward(state);
+        }
+        kept
+    });
+    if !kept {
+        general("vkCmdPushDescriptorSetKHR", valid, move |state| {
             if state.shadows(bind_point) {
-                // SAFETY: the application's array of valid writes.
-                let list = unsafe { slice(writes, write_count) };
-                let key = (bind_point, layout, set);
                 // SAFETY: valid writes.
-                state.shadow(|s| unsafe { shadow_writes(s, "vkCmdPushDescriptorSetKHR", key, list) });
+                state.shadow(|s| unsafe { shadow_writes(s, "vkCmdPushDescriptorSetKHR", key, list()) });
             }
-            if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
-                if let Some(f) = &state.dispatch.push_descriptor {
-                    // SAFETY: forwarding.
-                    unsafe { (f.cmd_push_descriptor_set_khr)(cb, bind_point, layout, set, write_count, writes) }
-                }
-            }
+            forward(state);
         });
-    })
+    }
 }
 
 #[cfg(test)]

@@ -6,21 +6,37 @@
 //!
 //! The `vkCmd*` hooks run on every state-setting call of an application
 //! that records thousands a frame on many threads, so they find their
-//! command buffer through [`recording`]: a per-thread cache of the last
-//! command buffer the thread recorded into (a command buffer is recorded by
-//! one thread at a time, Vulkan's external synchronisation), checked against
-//! [`COMMAND_BUFFERS_RETIRED`]. A hit reads two plain words of the thread's
-//! and takes no lock but the command buffer's own (uncontended) and no
-//! reference count; a miss looks the device and the command buffer up in the
-//! shared maps once.
+//! command buffer through two caches in front of the shared maps, both
+//! checked against [`COMMAND_BUFFERS_RETIRED`]:
+//! - [`cached`]: a table shared by all threads, one slot per command buffer
+//!   handle's hash, each read as a sequence lock: plain loads, no call (a
+//!   per-thread variable in a shared library costs a call to
+//!   `__tls_get_addr`), no store. The hooks' short paths use it alone.
+//! - per thread, the command buffer the thread last looked up in the maps
+//!   (a command buffer is recorded by one thread at a time, Vulkan's
+//!   external synchronisation), for the rare thread whose command buffer
+//!   shares its slot with another one being recorded: only a lookup in the
+//!   maps takes a slot, so two such threads do not take it in turns.
+//!
+//! A hit takes no lock but the command buffer's own (uncontended) and no
+//! reference count; a miss of both looks the device and the command buffer
+//! up in the shared maps once.
+//!
+//! A slot's pointers stay valid while nothing is retired: the device's map
+//! holds the command buffer's state, and the device registry the device,
+//! until a free or destroy bumps [`COMMAND_BUFFERS_RETIRED`], which makes
+//! every slot stale. A command buffer cannot be freed while it is being
+//! recorded (its external synchronisation), so one found is kept for the
+//! call; the thread's own last lookup holds references besides ([`Held`]).
 
 use super::dispatch_key;
 use crate::device::{CommandBufferState, DeviceState, COMMAND_BUFFERS_RETIRED, DEVICES};
 use crate::state::recording_lock::RecordingLock;
 use ash::vk;
+use ash::vk::Handle;
 use std::cell::{Cell, RefCell};
 use std::ops::Deref;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The device a command buffer (or queue) belongs to.
@@ -108,6 +124,23 @@ impl ValidCommandBuffer {
     pub(super) unsafe fn new(cb: vk::CommandBuffer) -> Self {
         ValidCommandBuffer(cb)
     }
+
+    pub(super) fn handle(self) -> vk::CommandBuffer {
+        self.0
+    }
+}
+
+/// Runs `f` with `cb`'s device and state where the shared table's slot
+/// for `cb` holds them; `None` (nothing run) otherwise. No call, no store:
+/// inline, the hooks' short paths.
+#[inline(always)]
+pub(super) fn cached<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
+    let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
+    let (device, state) = Slot::of(cb.0).read(cb.0, retired)?;
+    // SAFETY: written while both were alive, and nothing was retired since
+    // (see the module doc): alive for the call.
+    let (device, state) = unsafe { (&*device, &*state) };
+    Some(f(&Recording { device, state }))
 }
 
 /// Runs `f` with `cb`'s device and state (the state created on first use);
@@ -117,17 +150,25 @@ impl ValidCommandBuffer {
 #[inline]
 pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
     let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
-    let mut recent = RECENT.get();
-    if recent.cb != cb.0 || recent.retired != retired {
-        recent = look_up(cb, retired)?;
-    }
-    // SAFETY: the thread's `Held` keeps both alive until its next miss,
-    // which only a later hook can take (see above).
-    let (device, state) = unsafe { (&*recent.device, &*recent.state) };
+    let (device, state) = match Slot::of(cb.0).read(cb.0, retired) {
+        Some(found) => found,
+        None => {
+            let mut recent = RECENT.get();
+            if recent.cb != cb.0 || recent.retired != retired {
+                recent = look_up(cb, retired)?;
+            }
+            (recent.device, recent.state)
+        }
+    };
+    // SAFETY: a slot's are alive as in `cached`; the thread's recent ones
+    // are kept alive by its `Held` until its next miss, which only a later
+    // hook can take (see above).
+    let (device, state) = unsafe { (&*device, &*state) };
     Some(f(&Recording { device, state }))
 }
 
-/// A miss: looks `cb` up in the shared maps and makes it the thread's recent one.
+/// A miss: looks `cb` up in the shared maps and makes it the thread's
+/// recent one and its slot's.
 #[cold]
 fn look_up(cb: ValidCommandBuffer, retired: u64) -> Option<Recent> {
     // SAFETY: a valid command buffer (`ValidCommandBuffer`).
@@ -135,7 +176,143 @@ fn look_up(cb: ValidCommandBuffer, retired: u64) -> Option<Recent> {
     let state = device.command_buffer(cb.0);
     let recent = Recent { cb: cb.0, retired, device: Arc::as_ptr(&device), state: Arc::as_ptr(&state) };
     RECENT.set(recent);
+    Slot::of(cb.0).write(&recent);
     // The previous command buffer's references go only now.
     HELD.with(|held| *held.borrow_mut() = Some(Held { _device: device, _state: state }));
     Some(recent)
+}
+
+/// Slots in the shared table (40 bytes each).
+const SLOTS: usize = 1024;
+
+/// The shared table (all zeros: no slot names a command buffer, whose
+/// handles are never null).
+static TABLE: [Slot; SLOTS] = [const { Slot::EMPTY }; SLOTS];
+
+/// One slot of the shared table: a command buffer, when it was looked up,
+/// and its device and state, behind a sequence number that is odd while a
+/// miss writes them.
+struct Slot {
+    sequence: AtomicU64,
+    cb: AtomicU64,
+    retired: AtomicU64,
+    device: AtomicPtr<DeviceState>,
+    state: AtomicPtr<RecordingLock<CommandBufferState>>,
+}
+
+impl Slot {
+    #[allow(clippy::declare_interior_mutable_const)] // only the table's initialiser
+    const EMPTY: Slot = Slot {
+        sequence: AtomicU64::new(0),
+        cb: AtomicU64::new(0),
+        retired: AtomicU64::new(0),
+        device: AtomicPtr::new(std::ptr::null_mut()),
+        state: AtomicPtr::new(std::ptr::null_mut()),
+    };
+
+    /// `cb`'s slot (Fibonacci hashing of the handle, which points to a
+    /// driver object, so its low bits are alignment).
+    #[inline(always)]
+    fn of(cb: vk::CommandBuffer) -> &'static Slot {
+        let hash = (cb.as_raw() >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &TABLE[(hash >> (64 - SLOTS.trailing_zeros())) as usize]
+    }
+
+    /// The device and state of `cb` looked up at `retired`, if this slot
+    /// holds them whole (a sequence lock's read: no write here).
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn read(
+        &self,
+        cb: vk::CommandBuffer,
+        retired: u64,
+    ) -> Option<(*const DeviceState, *const RecordingLock<CommandBufferState>)> {
+        let before = self.sequence.load(Ordering::Acquire);
+        if self.cb.load(Ordering::Relaxed) != cb.as_raw() || self.retired.load(Ordering::Relaxed) != retired {
+            return None;
+        }
+        let (device, state) = (self.device.load(Ordering::Relaxed), self.state.load(Ordering::Relaxed));
+        fence(Ordering::Acquire);
+        (before & 1 == 0 && self.sequence.load(Ordering::Relaxed) == before).then_some((device, state))
+    }
+
+    /// Makes the slot hold `recent`; leaves it as it is while another miss
+    /// writes it.
+    fn write(&self, recent: &Recent) {
+        let sequence = self.sequence.load(Ordering::Relaxed);
+        if sequence & 1 == 1
+            || self.sequence.compare_exchange(sequence, sequence + 1, Ordering::Relaxed, Ordering::Relaxed).is_err()
+        {
+            return;
+        }
+        fence(Ordering::Release);
+        self.cb.store(recent.cb.as_raw(), Ordering::Relaxed);
+        self.retired.store(recent.retired, Ordering::Relaxed);
+        self.device.store(recent.device.cast_mut(), Ordering::Relaxed);
+        self.state.store(recent.state.cast_mut(), Ordering::Relaxed);
+        self.sequence.store(sequence + 2, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Recent` naming `cb` at `retired`, its pointers made from `cb`
+    /// (never dereferenced here) so that a torn read shows.
+    fn recent(cb: u64, retired: u64) -> Recent {
+        Recent {
+            cb: vk::CommandBuffer::from_raw(cb),
+            retired,
+            device: (cb * 8) as *const DeviceState,
+            state: (cb * 16) as *const RecordingLock<CommandBufferState>,
+        }
+    }
+
+    fn read(slot: &Slot, cb: u64, retired: u64) -> Option<(usize, usize)> {
+        slot.read(vk::CommandBuffer::from_raw(cb), retired).map(|(d, s)| (d as usize, s as usize))
+    }
+
+    #[test]
+    fn a_slot_holds_one_command_buffer_of_one_retirement() {
+        let slot = Slot::EMPTY;
+        assert_eq!(read(&slot, 0x1000, 0), None, "empty");
+        slot.write(&recent(0x1000, 3));
+        assert_eq!(read(&slot, 0x1000, 3), Some((0x8000, 0x10000)));
+        assert_eq!(read(&slot, 0x2000, 3), None, "another command buffer");
+        assert_eq!(read(&slot, 0x1000, 4), None, "retired since");
+        slot.write(&recent(0x2000, 4));
+        assert_eq!(read(&slot, 0x1000, 4), None, "replaced");
+        assert_eq!(read(&slot, 0x2000, 4), Some((0x10000, 0x20000)));
+        slot.sequence.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(read(&slot, 0x2000, 4), None, "being written");
+        slot.write(&recent(0x3000, 4));
+        assert_eq!(read(&slot, 0x3000, 4), None, "a second writer leaves it");
+    }
+
+    /// A thread writing two command buffers into one slot in turn while
+    /// another reads it: a read that succeeds is never a mix of two writes.
+    #[test]
+    fn reads_of_a_slot_being_written_are_whole() {
+        let slot = Slot::EMPTY;
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 0..1_000_000u64 {
+                    slot.write(&recent((1 + (i & 1)) << 12, 0));
+                }
+                done.store(true, Ordering::Relaxed);
+            });
+            scope.spawn(|| {
+                let mut i = 0u64;
+                while !done.load(Ordering::Relaxed) {
+                    let cb = (1 + (i & 1)) << 12;
+                    if let Some(found) = read(&slot, cb, 0) {
+                        assert_eq!(found, (cb as usize * 8, cb as usize * 16), "a torn read of {cb:#x}");
+                    }
+                    i += 1;
+                }
+            });
+        });
+    }
 }

@@ -14,8 +14,9 @@
 //! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
 //! like the others (see [`super::descriptor_buffer`]).
 
-use super::commands::{shadow_sets, shadow_writes};
+use super::commands::{repush, shadow_sets, shadow_writes};
 use super::guard::guard_command;
+use super::hook::{general, short};
 use super::lookup::{recording, ValidCommandBuffer};
 use super::slice;
 use super::templates::shadow_template_push;
@@ -35,72 +36,114 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     cb: vk::CommandBuffer,
     info: *const vk::BindDescriptorSetsInfoKHR<'static>,
 ) {
-    guard_command("vkCmdBindDescriptorSets2KHR", cb, move || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, move |state| {
+    // SAFETY: valid when non-null (the command's valid usage).
+    let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_bind_descriptor_sets2_khr) };
+    // SAFETY: the application's arrays.
+    let sets = move || unsafe { slice(i.p_descriptor_sets, i.descriptor_set_count) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    let kept = short(valid, |state| {
+        let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        let kept = !i.stage_flags.contains(vk::ShaderStageFlags::COMPUTE)
+            || (i.dynamic_offset_count == 0 && state.shadow(|s| s.rebind_compute_stage(i.layout, i.first_set, sets())));
+        if kept {
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
+        }
+        kept
+    });
+    if !kept {
+        general("vkCmdBindDescriptorSets2KHR", valid, move |state| {
             let Some(m6) = &state.dispatch.maintenance6 else { return };
-            // SAFETY: valid when non-null (the command's valid usage).
-            if let Some(i) = unsafe { info.as_ref() } {
-                // SAFETY: the application's arrays.
-                let (sets, offsets) = unsafe {
-                    (
-                        slice(i.p_descriptor_sets, i.descriptor_set_count),
-                        slice(i.p_dynamic_offsets, i.dynamic_offset_count),
-                    )
-                };
-                shadow_sets(state, shadowed_points(i.stage_flags), i.layout, i.first_set, sets, offsets);
-            }
+            // SAFETY: the application's array.
+            let offsets = unsafe { slice(i.p_dynamic_offsets, i.dynamic_offset_count) };
+            shadow_sets(state, shadowed_points(i.stage_flags), i.layout, i.first_set, sets(), offsets);
             // SAFETY: forwarding.
             unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
         });
-    })
+    }
 }
 
 pub(super) unsafe extern "system" fn cmd_push_constants2(
     cb: vk::CommandBuffer,
     info: *const vk::PushConstantsInfoKHR<'static>,
 ) {
-    guard_command("vkCmdPushConstants2KHR", cb, move || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
-        recording(valid, move |state| {
+    // SAFETY: valid when non-null.
+    let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_push_constants2_khr) };
+    // SAFETY: the application's `size` bytes.
+    let bytes = move || unsafe { slice(i.p_values.cast::<u8>(), i.size) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    let kept = short(valid, |state| {
+        let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        let kept = state.shadow(|s| s.push_constants_again(i.layout, i.stage_flags, i.offset, bytes()));
+        if kept {
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_push_constants2_khr)(cb, info) }
+        }
+        kept
+    });
+    if !kept {
+        general("vkCmdPushConstants2KHR", valid, move |state| {
             let Some(m6) = &state.dispatch.maintenance6 else { return };
-            // SAFETY: valid when non-null.
-            if let Some(i) = unsafe { info.as_ref() } {
-                // SAFETY: the application's `size` bytes.
-                let bytes = unsafe { slice(i.p_values.cast::<u8>(), i.size) };
-                state.shadow(|s| s.push_constants(i.layout, i.stage_flags, i.offset, bytes));
-            }
+            state.shadow(|s| s.push_constants(i.layout, i.stage_flags, i.offset, bytes()));
             // SAFETY: forwarding.
             unsafe { (m6.cmd_push_constants2_khr)(cb, info) }
         });
-    })
+    }
 }
 
 pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     cb: vk::CommandBuffer,
     info: *const vk::PushDescriptorSetInfoKHR<'static>,
 ) {
-    guard_command("vkCmdPushDescriptorSet2KHR", cb, || {
+    // SAFETY: valid when non-null.
+    let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_push_descriptor_set2_khr) };
+    // SAFETY: the application's array of valid writes.
+    let writes = move || unsafe { slice(i.p_descriptor_writes, i.descriptor_write_count) };
+    let points = shadowed_points(i.stage_flags);
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    let kept = short(valid, |state| {
+        let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        // SAFETY: valid writes.
+        let kept = state.shadow(|s| points.iter().all(|&p| unsafe { repush(s, (p, i.layout, i.set), writes()) }));
+        if kept {
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
+        }
+        kept
+    });
+    if !kept {
+        general("vkCmdPushDescriptorSet2KHR", valid, move |state| {
+            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            state.shadow(|s| {
+                for &point in points {
+                    // SAFETY: valid writes.
+                    unsafe { shadow_writes(s, "vkCmdPushDescriptorSet2KHR", (point, i.layout, i.set), writes()) };
+                }
+            });
+            // SAFETY: forwarding.
+            unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
+        });
+    }
+}
+
+/// Forwards a call whose info pointer is null (invalid usage the driver
+/// may report) as it was, unshadowed; `entry` picks its entry point.
+#[cold]
+fn forward_null<I>(
+    cb: vk::CommandBuffer,
+    entry: impl FnOnce(&ash::khr::maintenance6::DeviceFn) -> unsafe extern "system" fn(vk::CommandBuffer, *const I),
+) {
+    guard_command("a VK_KHR_maintenance6 command", cb, || {
         // SAFETY: the application's command buffer.
         let valid = unsafe { ValidCommandBuffer::new(cb) };
         recording(valid, |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
-            // SAFETY: valid when non-null.
-            if let Some(i) = unsafe { info.as_ref() } {
-                // SAFETY: the application's array of valid writes.
-                let writes = unsafe { slice(i.p_descriptor_writes, i.descriptor_write_count) };
-                state.shadow(|s| {
-                    for &point in shadowed_points(i.stage_flags) {
-                        let key = (point, i.layout, i.set);
-                        // SAFETY: valid writes.
-                        unsafe { shadow_writes(s, "vkCmdPushDescriptorSet2KHR", key, writes) };
-                    }
-                });
+            if let Some(m6) = &state.dispatch.maintenance6 {
+                // SAFETY: forwarding the application's null pointer.
+                unsafe { entry(m6)(cb, std::ptr::null()) }
             }
-            // SAFETY: forwarding.
-            unsafe { (m6.cmd_push_descriptor_set2_khr)(cb, info) }
         });
     })
 }

@@ -1,7 +1,8 @@
 //! The C boundary: exported entry points and hooks. The only module with
 //! `extern "system"` functions and raw pointers. Each hook turns pointers
 //! into references with the helpers below, looks up state, calls safe code
-//! and converts the result; each runs inside a [`guard`].
+//! and converts the result; each runs inside a [`guard`], but for the short
+//! paths of the hottest `vkCmd*` hooks, which cannot panic ([`hook`]).
 //!
 //! The top tier (see the crate's "Layers"): the hooks look their device up
 //! through [`lookup`] in [`crate::device`] and call the runtime in
@@ -15,6 +16,7 @@ mod device;
 mod device_features;
 mod graph;
 mod guard;
+mod hook;
 mod instance;
 mod layouts;
 mod loader;

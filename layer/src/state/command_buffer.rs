@@ -224,6 +224,34 @@ pub(crate) struct PushConstants {
 impl PushConstants {
     /// Enough for every driver seen (NVIDIA 256, lavapipe 128).
     pub const MAX_BYTES: usize = 256;
+
+    /// The (stages, offset, size) a push of `data` at `offset` writes
+    /// (clamped to [`Self::MAX_BYTES`]).
+    #[inline(always)]
+    fn range(stages: vk::ShaderStageFlags, offset: u32, data: &[u8]) -> (vk::ShaderStageFlags, u32, u32) {
+        let start = (offset as usize).min(Self::MAX_BYTES);
+        let end = start.saturating_add(data.len()).min(Self::MAX_BYTES);
+        (stages, start as u32, (end - start) as u32)
+    }
+
+    /// Keeps the bytes of a push and its layout; returns its range.
+    #[inline(always)]
+    fn write(
+        &mut self,
+        layout: vk::PipelineLayout,
+        stages: vk::ShaderStageFlags,
+        offset: u32,
+        data: &[u8],
+    ) -> (vk::ShaderStageFlags, u32, u32) {
+        let range = Self::range(stages, offset, data);
+        let (start, size) = (range.1 as usize, range.2 as usize);
+        // In bounds by `range`'s clamps (no panic: the hooks' short path).
+        if let (Some(kept), Some(pushed)) = (self.bytes.get_mut(start..start + size), data.get(..size)) {
+            kept.copy_from_slice(pushed);
+        }
+        self.layout = layout;
+        range
+    }
 }
 
 impl Default for PushConstants {
@@ -461,15 +489,44 @@ impl Shadow {
         offset: u32,
         data: &[u8],
     ) {
-        let pc = &mut self.push_constants;
-        let start = (offset as usize).min(PushConstants::MAX_BYTES);
-        let end = (start + data.len()).min(PushConstants::MAX_BYTES);
-        pc.bytes[start..end].copy_from_slice(&data[..end - start]);
-        pc.layout = layout;
-        let range = (stages, start as u32, (end - start) as u32);
-        if !pc.ranges.contains(&range) {
-            pc.ranges.push(range);
+        if !self.push_constants_again(layout, stages, offset, data) {
+            let range = self.push_constants.write(layout, stages, offset, data);
+            self.push_constants.ranges.push(range);
         }
+    }
+
+    /// [`Self::push_constants`] of a range pushed before (most pushes):
+    /// no allocation, and nothing that can panic (the hooks' short path).
+    /// False (nothing changed) for a new range.
+    #[inline(always)]
+    pub(crate) fn push_constants_again(
+        &mut self,
+        layout: vk::PipelineLayout,
+        stages: vk::ShaderStageFlags,
+        offset: u32,
+        data: &[u8],
+    ) -> bool {
+        let pc = &mut self.push_constants;
+        let known = pc.ranges.contains(&PushConstants::range(stages, offset, data));
+        if known {
+            pc.write(layout, stages, offset, data);
+        }
+        known
+    }
+
+    /// [`BindPointState::rebind`] at the compute and the execution-graph
+    /// bind point both (a binding for the compute stage, which reaches
+    /// both: see `ffi::maintenance6`); false (perhaps the compute bind
+    /// point changed, the graph's not) where either declines.
+    #[inline(always)]
+    pub(crate) fn rebind_compute_stage(
+        &mut self,
+        layout: vk::PipelineLayout,
+        first_set: u32,
+        sets: &[vk::DescriptorSet],
+    ) -> bool {
+        let first = first_set as usize;
+        self.compute.rebind(first, layout, sets) && self.graph.rebind(first, layout, sets)
     }
 }
 
