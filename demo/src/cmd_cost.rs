@@ -14,8 +14,11 @@
 //! externally synchronized). For every [`Command`] the device offers, each
 //! thread begins its buffer, waits at a shared barrier, records `iters`
 //! calls (CPU time, `std::time::Instant`), then ends the buffer and resets
-//! its pool. A round does this in each configuration, rotating their order
-//! over `repeats` rounds; the result is the median ns/call per thread over
+//! its pool. A round does this for each command in each configuration in
+//! turn (the three back to back, their order rotating over `repeats`
+//! rounds), so that a change of the machine's pace, which moves the
+//! driver's own cost by up to 2x between seconds on a shared host, falls on
+//! all three alike; the result is the median ns/call per thread over
 //! threads and rounds, per command and configuration.
 //! [`PassThrough::measure`] is the one-thread case.
 //!
@@ -257,12 +260,13 @@ impl PassThrough {
             s.resize(self.commands.len(), Vec::new());
         }
         for r in 0..repeats as usize {
-            // Rotate so that no configuration always runs first (cache, clock).
-            for k in 0..self.rigs.len() {
-                let c = (r + k) % self.rigs.len();
-                for per_thread in self.rigs[c].round(&self.commands, iters, threads as usize)? {
-                    for (i, v) in per_thread.into_iter().enumerate() {
-                        samples[c][i].push(v);
+            for (i, &command) in self.commands.iter().enumerate() {
+                // The configurations back to back, rotated so that none
+                // always runs first (cache, clock).
+                for k in 0..self.rigs.len() {
+                    let c = (r + k) % self.rigs.len();
+                    for per_thread in self.rigs[c].round(&[command], iters, threads as usize)? {
+                        samples[c][i].extend(per_thread);
                     }
                 }
             }
