@@ -6,7 +6,7 @@
 use demo::cmd_cost::{self, PassThrough, Skipped, ThreadRun};
 
 /// Calls of each command per thread and repeat, and repeats: full, then `--quick`.
-const FULL: (u32, u32) = (200_000, 5);
+const FULL: (u32, u32) = (200_000, 9);
 const QUICK: (u32, u32) = (50_000, 5);
 /// Recording threads at once, one measurement each.
 const THREADS: [u32; 3] = [1, 4, 16];
