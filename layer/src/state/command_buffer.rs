@@ -181,22 +181,20 @@ impl BindPointState {
     /// offsets where that only changes handles: each of those set numbers
     /// is bound already, without dynamic offsets, and nothing at this bind
     /// point is bound another way (pushed, or from descriptor buffers),
-    /// which it would have to forget. False (nothing changed) otherwise.
+    /// which it would have to forget. False otherwise, perhaps with the
+    /// set numbers before the first that is not bound so rebound already
+    /// (one pass): the general binding that must then follow binds them
+    /// the same way. Cannot panic (the hooks' short path).
     #[inline(always)]
     fn rebind(&mut self, first: usize, layout: vk::PipelineLayout, sets: &[vk::DescriptorSet]) -> bool {
         if (self.pushed_sets.len() | self.buffer_offsets.len() | self.embedded_samplers.len()) != 0 {
             return false;
         }
         let Some(slots) = self.sets.get_mut(first..first + sets.len()) else { return false };
-        for slot in slots.iter() {
-            match slot {
-                Some(bound) if bound.dynamic_offsets.is_empty() => {}
-                _ => return false,
-            }
-        }
         for (slot, &set) in slots.iter_mut().zip(sets) {
-            if let Some(bound) = slot {
-                (bound.layout, bound.set) = (layout, set);
+            match slot {
+                Some(bound) if bound.dynamic_offsets.is_empty() => (bound.layout, bound.set) = (layout, set),
+                _ => return false,
             }
         }
         true
@@ -366,8 +364,9 @@ impl Shadow {
     }
 
     /// [`Self::bind_sets`] without dynamic offsets where that only changes
-    /// handles (see [`BindPointState::rebind`]); false (nothing changed)
-    /// otherwise. The hooks try it first: it is most calls' whole work.
+    /// handles (see [`BindPointState::rebind`]); false otherwise, and then
+    /// `bind_sets` must follow. The hooks try it first: it is most calls'
+    /// whole work.
     #[inline(always)]
     pub(crate) fn rebind(
         &mut self,
@@ -516,8 +515,8 @@ impl Shadow {
 
     /// [`BindPointState::rebind`] at the compute and the execution-graph
     /// bind point both (a binding for the compute stage, which reaches
-    /// both: see `ffi::maintenance6`); false (perhaps the compute bind
-    /// point changed, the graph's not) where either declines.
+    /// both: see `ffi::maintenance6`); false where either declines, and
+    /// then the general binding must follow at both.
     #[inline(always)]
     pub(crate) fn rebind_compute_stage(
         &mut self,
