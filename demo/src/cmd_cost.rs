@@ -50,6 +50,13 @@ const PUSH_BYTES: u32 = 12;
 /// Most recording threads one measurement may start.
 pub const MAX_THREADS: u32 = 256;
 
+/// Lanes (command pool and buffer) each configuration keeps at least,
+/// which the rounds go through in turn, so that fewer threads than lanes
+/// record into different memory from round to round: the driver's own cost
+/// per call depends on where its command buffer lies (up to 18 ns on the
+/// H200 machine, one thread, `without` against the code-identical `layer`).
+const ROTATED_LANES: usize = 16;
+
 /// A measured `vkCmd*` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
@@ -247,12 +254,13 @@ impl PassThrough {
         if threads == 0 || threads > MAX_THREADS {
             return Err(format!("threads must be 1 to {MAX_THREADS}, not {threads}"));
         }
+        let lanes = (threads as usize).max(ROTATED_LANES);
         for rig in &mut self.rigs {
-            rig.ensure_lanes(threads as usize)?;
+            rig.ensure_lanes(lanes)?;
         }
         // Warm-up (allocator pools, page faults, the threads' first runs).
         for rig in &self.rigs {
-            rig.round(&self.commands, iters.min(10_000), threads as usize)?;
+            rig.round(&self.commands, iters.min(10_000), 0, threads as usize)?;
         }
         // samples[configuration][command]: one value per thread and round.
         let mut samples: [Vec<Vec<f64>>; 3] = Default::default();
@@ -265,7 +273,8 @@ impl PassThrough {
                 // always runs first (cache, clock).
                 for k in 0..self.rigs.len() {
                     let c = (r + k) % self.rigs.len();
-                    for per_thread in self.rigs[c].round(&[command], iters, threads as usize)? {
+                    let first = r * threads as usize;
+                    for per_thread in self.rigs[c].round(&[command], iters, first, threads as usize)? {
                         samples[c][i].extend(per_thread);
                     }
                 }
@@ -546,10 +555,14 @@ impl Rig {
         }
     }
 
-    /// One round on the first `threads` lanes, one thread each, all
-    /// released together; ns/call per thread, per command of `commands`.
-    fn round(&self, commands: &[Command], iters: u32, threads: usize) -> Result<Vec<Vec<f64>>, String> {
-        let lanes = self.lanes.get(..threads).ok_or("fewer lanes than threads")?;
+    /// One round on `threads` lanes from lane `first` on (wrapping), one
+    /// thread each, all released together; ns/call per thread, per
+    /// command of `commands`.
+    fn round(&self, commands: &[Command], iters: u32, first: usize, threads: usize) -> Result<Vec<Vec<f64>>, String> {
+        if self.lanes.len() < threads {
+            return Err("fewer lanes than threads".into());
+        }
+        let lanes: Vec<Lane> = (0..threads).map(|i| self.lanes[(first + i) % self.lanes.len()]).collect();
         let recorder = self.recorder();
         let barrier = Barrier::new(threads);
         // Held for writing while threads start: a thread goes on only when
