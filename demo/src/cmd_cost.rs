@@ -19,11 +19,7 @@
 //! rounds), so that a change of the machine's pace, which moves the
 //! driver's own cost by up to 2x between seconds on a shared host, falls on
 //! all three alike; the result is the median ns/call per thread over
-//! threads and rounds, per command and configuration. Each configuration
-//! has `COPIES` instances and devices and 16 lanes (command pool and
-//! buffer), and the rounds go through them in turn: with one thread, where
-//! the driver's objects and command buffer lie moves its own cost per call
-//! by as much as the layer adds.
+//! threads and rounds, per command and configuration.
 //! [`PassThrough::measure`] is the one-thread case.
 //!
 //! Commands that need what a device lacks (a graphics queue and dynamic
@@ -60,13 +56,6 @@ pub const MAX_THREADS: u32 = 256;
 /// per call depends on where its command buffer lies (up to 18 ns on the
 /// H200 machine, one thread, `without` against the code-identical `layer`).
 const ROTATED_LANES: usize = 16;
-
-/// Instances and devices of each configuration, the rounds going through
-/// them in turn: with one thread the driver's cost per call also depends on
-/// where its device's objects lie (in three processes on the H200 machine
-/// the code-identical `layer` configuration measured -10.4 to +8.6 ns from
-/// `without` with one thread, within 1 ns with 16).
-const COPIES: usize = 3;
 
 /// A measured `vkCmd*` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,8 +193,7 @@ pub fn disable_implicit_layer() {
 
 /// The three configurations, ready to record.
 pub struct PassThrough {
-    /// [`COPIES`] sets of the three configurations, a round on one set.
-    rigs: Vec<[Rig; 3]>,
+    rigs: [Rig; 3],
     /// The commands all three devices can record, in [`Command::ALL`] order.
     commands: Vec<Command>,
 }
@@ -215,35 +203,30 @@ impl PassThrough {
     /// `device_index` (in enumeration order); fails when the layered
     /// instance does not list the extension (layer not found).
     pub fn new(entry: &ash::Entry, device_index: usize) -> Result<Self, String> {
-        let mut rigs = Vec::with_capacity(COPIES);
-        for _ in 0..COPIES {
-            rigs.push([
-                Rig::new(entry, &[], device_index, false)?,
-                Rig::new(entry, &[vk_host::LAYER_NAME], device_index, false)?,
-                Rig::new(entry, &[vk_host::LAYER_NAME], device_index, true)?,
-            ]);
-        }
-        let first = &rigs[0];
-        if !first[1].amdx_listed {
+        let rigs = [
+            Rig::new(entry, &[], device_index, false)?,
+            Rig::new(entry, &[vk_host::LAYER_NAME], device_index, false)?,
+            Rig::new(entry, &[vk_host::LAYER_NAME], device_index, true)?,
+        ];
+        if !rigs[1].amdx_listed {
             return Err("the layered instance does not list VK_AMDX_shader_enqueue: layer not loaded?".into());
         }
-        if rigs.iter().flatten().any(|r| r.device_name != first[0].device_name) {
+        if rigs.iter().any(|r| r.device_name != rigs[0].device_name) {
             return Err(format!("device #{device_index} differs between the instances"));
         }
-        let commands =
-            Command::ALL.into_iter().filter(|&c| rigs.iter().flatten().all(|r| r.support.offers(c))).collect();
+        let commands = Command::ALL.into_iter().filter(|&c| rigs.iter().all(|r| r.support.offers(c))).collect();
         Ok(Self { rigs, commands })
     }
 
     /// `"<device name> [driver <driver name>]"`.
     pub fn device(&self) -> &str {
-        &self.rigs[0][0].device_name
+        &self.rigs[0].device_name
     }
 
     /// The instance without the layer lists `VK_AMDX_shader_enqueue` (a
     /// native driver or an implicit layer): `without` may not be layer-free.
     pub fn plain_lists_amdx(&self) -> bool {
-        self.rigs[0][0].amdx_listed
+        self.rigs[0].amdx_listed
     }
 
     /// The commands left out because a device cannot record them.
@@ -272,11 +255,11 @@ impl PassThrough {
             return Err(format!("threads must be 1 to {MAX_THREADS}, not {threads}"));
         }
         let lanes = (threads as usize).max(ROTATED_LANES);
-        for rig in self.rigs.iter_mut().flatten() {
+        for rig in &mut self.rigs {
             rig.ensure_lanes(lanes)?;
         }
         // Warm-up (allocator pools, page faults, the threads' first runs).
-        for rig in self.rigs.iter().flatten() {
+        for rig in &self.rigs {
             rig.round(&self.commands, iters.min(10_000), 0, threads as usize)?;
         }
         // samples[configuration][command]: one value per thread and round.
@@ -288,11 +271,10 @@ impl PassThrough {
             for (i, &command) in self.commands.iter().enumerate() {
                 // The configurations back to back, rotated so that none
                 // always runs first (cache, clock).
-                let set = &self.rigs[r % self.rigs.len()];
-                for k in 0..set.len() {
-                    let c = (r + k) % set.len();
+                for k in 0..self.rigs.len() {
+                    let c = (r + k) % self.rigs.len();
                     let first = r * threads as usize;
-                    for per_thread in set[c].round(&[command], iters, first, threads as usize)? {
+                    for per_thread in self.rigs[c].round(&[command], iters, first, threads as usize)? {
                         samples[c][i].extend(per_thread);
                     }
                 }
