@@ -1,7 +1,8 @@
-//! The short path of the `vkCmd*` hooks an application's recording loop
-//! calls most (binds and pushes): inline, for the common case, in front of
-//! the general path, which each hook keeps out of line (`#[cold]`, taking
-//! the hook's own arguments, so that the short path builds nothing for it).
+//! The two paths of the `vkCmd*` hooks an application's recording loop
+//! calls most (binds and pushes): the short one inline, for the common
+//! case, in front of the general one, out of line ([`general`], `#[cold]`;
+//! its closure takes the hook's arguments by value, which the compiler
+//! then copies only on that path).
 //!
 //! The short path finds the command buffer in the shared table
 //! ([`cached`]) and does only what takes no call but the driver's: it runs
