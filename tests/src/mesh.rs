@@ -26,6 +26,10 @@ pub const TILE_SPV: &[u8] = include_bytes!("../../spirv-lowering/tests/corpus/35
 pub const COLOR_FRAG_SPV: &[u8] = include_bytes!("../../demo/shaders/mesh/color.frag.spv");
 /// An ordinary mesh shader covering pixels [56, 64)^2 with 0x5EED.
 pub const MARKER_MESH_SPV: &[u8] = include_bytes!("../shaders/mesh/marker.mesh.spv");
+/// The same with its colour word read from the application's set 0.
+pub const MARKER_SET_MESH_SPV: &[u8] = include_bytes!("../shaders/mesh/marker_set.mesh.spv");
+/// What the graph's own set 0 holds in a scene with sets (never drawn).
+const GRAPH_WORD: u32 = 0x0BAD;
 /// The colour target's side in pixels.
 pub const SIZE: u32 = 64;
 /// What the marker draws.
@@ -138,6 +142,20 @@ pub fn expected(frame: &Frame) -> Vec<u32> {
     image
 }
 
+/// The first pixel of `got` that differs from `want`, for a readable
+/// failure.
+pub fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
+    let i = got.iter().zip(want).position(|(g, w)| g != w)?;
+    Some(format!(
+        "pixel ({}, {}): got {:#x}, want {:#x} ({} pixels differ)",
+        i as u32 % SIZE,
+        i as u32 / SIZE,
+        got[i],
+        want[i],
+        got.iter().zip(want).filter(|(g, w)| g != w).count()
+    ))
+}
+
 /// Whether the layer offers `shaderMeshEnqueue` on `pd` (through the loader).
 pub fn mesh_enqueue_offered(inst: &TestInstance, pd: vk::PhysicalDevice) -> bool {
     render::mesh_enqueue_offered(&inst.instance, pd)
@@ -156,6 +174,129 @@ pub fn mesh_device<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice) -> Option
     Some(render::with_mesh_device_info(family, |info| TestDevice::create(inst, pd, info)).expect("mesh device"))
 }
 
+/// [`mesh_device`] with `VK_KHR_maintenance6` (and its feature) too, or
+/// `None` (a [`skip`]) where either is missing; on the modern and GPU lanes
+/// that fails.
+pub fn mesh_device_with_maintenance6<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice) -> Option<TestDevice<'i>> {
+    if !mesh_enqueue_offered(inst, pd) {
+        skip(&[Lane::Modern, Lane::Gpu], "no shaderMeshEnqueue (no VK_EXT_mesh_shader below)");
+        return None;
+    }
+    let listed = inst.device_extensions(pd).expect("extensions");
+    if !listed.iter().any(|(n, _)| n.as_bytes() == ash::khr::maintenance6::NAME.to_bytes()) {
+        skip(&[Lane::Modern, Lane::Gpu], "the driver lacks VK_KHR_maintenance6");
+        return None;
+    }
+    inst.log().tolerate(MAINTENANCE5_UNKNOWN_TO_VALIDATION);
+    inst.log().tolerate(crate::device::MAINTENANCE6_UNKNOWN_TO_VALIDATION);
+    let family = render::graphics_family(&inst.instance, pd).expect("graphics queue family");
+    Some(
+        render::with_mesh_device_info_and(family, true, |info| TestDevice::create(inst, pd, info))
+            .expect("mesh device with maintenance6"),
+    )
+}
+
+/// How the application of a scene with sets binds them before the
+/// dispatch: the graph's set for the compute stages (the execution-graph
+/// bind point's) and the marker's for the mesh stage (graphics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetBinding {
+    /// `vkCmdBindDescriptorSets` at each bind point.
+    BindPoints,
+    /// `VK_KHR_maintenance6`'s `vkCmdBindDescriptorSets2KHR` for each stage.
+    Stages,
+}
+
+/// The application's descriptor sets of a scene with them: one layout of a
+/// storage buffer at set 0 for the graph, its mesh nodes and the marker;
+/// the graph's set holding [`GRAPH_WORD`], the marker's [`MARKER`]. The
+/// mesh nodes' draws bind the graph's set at the graphics bind point, so
+/// the marker draws [`MARKER`] only where the layer restores the
+/// application's set after them.
+#[derive(Clone, Copy)]
+struct AppSets {
+    layout: vk::PipelineLayout,
+    graph: vk::DescriptorSet,
+    marker: vk::DescriptorSet,
+    binding: SetBinding,
+}
+
+impl AppSets {
+    fn new(dev: &TestDevice<'_>, binding: SetBinding) -> Result<Self> {
+        let d = &dev.device;
+        let stages = vk::ShaderStageFlags::COMPUTE | vk::ShaderStageFlags::MESH_EXT;
+        let bindings = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(1)
+            .stage_flags(stages)];
+        // SAFETY: (whole block) valid device and create infos of locals;
+        // each object is owned by the device at once.
+        unsafe {
+            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+            let set_layout =
+                d.create_descriptor_set_layout(&info, None).map_err(Error::vk("vkCreateDescriptorSetLayout"))?;
+            dev.own(Owned::SetLayout(set_layout));
+            let set_layouts = [set_layout];
+            let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+            let layout = d.create_pipeline_layout(&info, None).map_err(Error::vk("vkCreatePipelineLayout"))?;
+            dev.own(Owned::PipelineLayout(layout));
+            let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 }];
+            let info = vk::DescriptorPoolCreateInfo::default().max_sets(2).pool_sizes(&sizes);
+            let pool = d.create_descriptor_pool(&info, None).map_err(Error::vk("vkCreateDescriptorPool"))?;
+            dev.own(Owned::DescriptorPool(pool));
+            let both = [set_layout, set_layout];
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&both);
+            let sets = d.allocate_descriptor_sets(&info).map_err(Error::vk("vkAllocateDescriptorSets"))?;
+            let [graph, marker] = sets[..] else {
+                return Err(Error::Setup("vkAllocateDescriptorSets: not two sets".into()));
+            };
+            for (set, word) in [(graph, GRAPH_WORD), (marker, MARKER)] {
+                let buffer = dev.create_host_buffer(4, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+                buffer.write_u32(&[word])?;
+                let info = [vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+                let write = vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&info);
+                d.update_descriptor_sets(&[write], &[]);
+            }
+            Ok(AppSets { layout, graph, marker, binding })
+        }
+    }
+
+    /// Binds the graph's set for the compute stages and the marker's for
+    /// the mesh stage, the way `self.binding` says.
+    ///
+    /// # Safety
+    /// `cb` is recording on `dev`, whose device has maintenance6 for
+    /// [`SetBinding::Stages`].
+    unsafe fn bind(&self, dev: &TestDevice<'_>, cb: vk::CommandBuffer) {
+        let d = &dev.device;
+        let pairs = [
+            (PIPELINE_BIND_POINT_EXECUTION_GRAPH, vk::ShaderStageFlags::COMPUTE, self.graph),
+            (vk::PipelineBindPoint::GRAPHICS, vk::ShaderStageFlags::MESH_EXT, self.marker),
+        ];
+        for (point, stages, set) in pairs {
+            let sets = [set];
+            // SAFETY: the caller's contract; valid layout and sets.
+            unsafe {
+                match self.binding {
+                    SetBinding::BindPoints => d.cmd_bind_descriptor_sets(cb, point, self.layout, 0, &sets, &[]),
+                    SetBinding::Stages => {
+                        let m6 = ash::khr::maintenance6::Device::new(&dev.instance.instance, d);
+                        let info = vk::BindDescriptorSetsInfoKHR::default()
+                            .stage_flags(stages)
+                            .layout(self.layout)
+                            .descriptor_sets(&sets);
+                        m6.cmd_bind_descriptor_sets2(cb, &info);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The scene's pipelines, colour target and readback buffer.
 pub struct MeshScene<'d> {
     dev: &'d TestDevice<'d>,
@@ -164,6 +305,8 @@ pub struct MeshScene<'d> {
     /// The three mesh node libraries `tile[0..2]`.
     pub libraries: Vec<vk::Pipeline>,
     marker: vk::Pipeline,
+    /// The application's sets, bound before each dispatch, where it has them.
+    sets: Option<AppSets>,
     target: ColorTarget,
     /// Drawn in a render pass object (and its framebuffer) instead of
     /// dynamic rendering: the pass leaves the target in `TRANSFER_SRC_OPTIMAL`.
@@ -178,6 +321,19 @@ impl<'d> MeshScene<'d> {
     /// The scene drawn inside dynamic rendering.
     pub fn new(dev: &'d TestDevice<'d>) -> Result<Self> {
         Self::with_pass(dev, false)
+    }
+
+    /// The scene inside dynamic rendering with the application's sets
+    /// (see `AppSets`), bound as `binding` says before each dispatch.
+    pub fn with_sets(dev: &'d TestDevice<'d>, binding: SetBinding) -> Result<Self> {
+        let sets = AppSets::new(dev, binding)?;
+        let target = ColorTarget::new(&dev.device, &dev.memory_properties, SIZE)?;
+        let scene = MeshScene::create(dev, target, None, Some(sets));
+        if scene.is_err() {
+            // SAFETY: nothing uses it after the failure.
+            unsafe { target.destroy(&dev.device) };
+        }
+        scene
     }
 
     /// The scene drawn inside a render pass object of one subpass when
@@ -196,7 +352,7 @@ impl<'d> MeshScene<'d> {
             },
             false => None,
         };
-        let scene = MeshScene::create(dev, target, pass);
+        let scene = MeshScene::create(dev, target, pass, None);
         if scene.is_err() {
             // SAFETY: nothing uses them after the failure.
             unsafe {
@@ -214,6 +370,7 @@ impl<'d> MeshScene<'d> {
         dev: &'d TestDevice<'d>,
         target: ColorTarget,
         pass: Option<(vk::RenderPass, vk::Framebuffer)>,
+        sets: Option<AppSets>,
     ) -> Result<Self> {
         let d = &dev.device;
         let render_pass = pass.map(|(p, _)| p);
@@ -223,12 +380,19 @@ impl<'d> MeshScene<'d> {
             dev.own(Owned::ShaderModule(m));
             Ok(m)
         };
+        let marker_spv = if sets.is_some() { MARKER_SET_MESH_SPV } else { MARKER_MESH_SPV };
         let (scene, tile, frag, marker_mesh) =
-            (module(SCENE_SPV)?, module(TILE_SPV)?, module(COLOR_FRAG_SPV)?, module(MARKER_MESH_SPV)?);
-        // SAFETY: valid device; an empty layout.
-        let layout = unsafe { d.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default(), None) }
-            .map_err(Error::vk("vkCreatePipelineLayout"))?;
-        dev.own(Owned::PipelineLayout(layout));
+            (module(SCENE_SPV)?, module(TILE_SPV)?, module(COLOR_FRAG_SPV)?, module(marker_spv)?);
+        let layout = match sets {
+            Some(sets) => sets.layout,
+            None => {
+                // SAFETY: valid device; an empty layout.
+                let layout = unsafe { d.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default(), None) }
+                    .map_err(Error::vk("vkCreatePipelineLayout"))?;
+                dev.own(Owned::PipelineLayout(layout));
+                layout
+            }
+        };
         let mut libraries = Vec::new();
         for index in 0..3 {
             libraries.push(render::mesh_pipeline(d, layout, (tile, frag), Some((c"tile", index)), render_pass)?);
@@ -260,7 +424,7 @@ impl<'d> MeshScene<'d> {
             vk::BufferUsageFlags::EXECUTION_GRAPH_SCRATCH_AMDX | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
         )?;
         let entry = node_index(&fns, d, graph, c"scene", 0)?;
-        Ok(MeshScene { dev, fns, graph, libraries, marker, target, pass, readback, scratch, scratch_size, entry })
+        Ok(MeshScene { dev, fns, graph, libraries, marker, sets, target, pass, readback, scratch, scratch_size, entry })
     }
 
     /// Dispatches the graph inside the first of two subpasses of a render
@@ -333,6 +497,9 @@ impl<'d> MeshScene<'d> {
                 };
                 d.cmd_clear_attachments(cb, &[clear], &[rect]);
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, self.marker);
+                if let Some(sets) = &self.sets {
+                    sets.bind(self.dev, cb);
+                }
                 let (ox, oy) = frame.view.offset;
                 render::set_view(d, cb, (ox as f32, oy as f32), SIZE, frame.view.scissor);
                 d.cmd_bind_pipeline(cb, PIPELINE_BIND_POINT_EXECUTION_GRAPH, self.graph);

@@ -18,24 +18,11 @@
 use ash::vk;
 use conformance_tests::graph::{TestGraph, HELLO_CHAIN_STAGES};
 use conformance_tests::mesh::{
-    expected, mesh_device, mesh_enqueue_offered, Dispatch, Frame, MeshScene, Scene, View, SIZE,
+    expected, first_difference, mesh_device, mesh_enqueue_offered, Dispatch, Frame, MeshScene, Scene, View,
 };
 use conformance_tests::models::hello_chain;
 use conformance_tests::skip::{skip, Lane};
 use conformance_tests::{InstanceOptions, TestDevice, TestInstance};
-
-/// The first pixel that differs, for a readable failure.
-fn first_difference(got: &[u32], want: &[u32]) -> Option<String> {
-    let i = got.iter().zip(want).position(|(g, w)| g != w)?;
-    Some(format!(
-        "pixel ({}, {}): got {:#x}, want {:#x} ({} pixels differ)",
-        i as u32 % SIZE,
-        i as u32 / SIZE,
-        got[i],
-        want[i],
-        got.iter().zip(want).filter(|(g, w)| g != w).count()
-    ))
-}
 
 /// Draws each frame inside dynamic rendering, or inside a render pass
 /// object of one subpass, and compares it with its CPU rasterisation.

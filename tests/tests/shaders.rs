@@ -64,6 +64,7 @@ fn test_shaders_are_up_to_date() {
 fn mesh_node_shaders_are_up_to_date() {
     let root = workspace_root();
     check_for(&root.join("tests/shaders/mesh"), "marker.mesh", "vulkan1.3");
+    check_for(&root.join("tests/shaders/mesh"), "marker_set.mesh", "vulkan1.3");
     check_for(&root.join("demo/shaders/mesh"), "color.frag", "vulkan1.3");
     check_for(&root.join("bench/shaders"), "sierpinski_split.comp", "vulkan1.3");
     check_for(&root.join("bench/shaders"), "sierpinski_draw.mesh", "vulkan1.3");

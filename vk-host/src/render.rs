@@ -45,9 +45,22 @@ pub fn graphics_family(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Resu
 /// buffer device addresses, dynamic rendering, and `VK_KHR_maintenance5`
 /// (mesh node pipelines carry their 64-bit flags in its structure).
 pub fn with_mesh_device_info<R>(family: u32, create: impl FnOnce(&vk::DeviceCreateInfo<'_>) -> R) -> R {
+    with_mesh_device_info_and(family, false, create)
+}
+
+/// [`with_mesh_device_info`], with `VK_KHR_maintenance6` and its feature
+/// too where `maintenance6` (its stage-addressed binding commands).
+pub fn with_mesh_device_info_and<R>(
+    family: u32,
+    maintenance6: bool,
+    create: impl FnOnce(&vk::DeviceCreateInfo<'_>) -> R,
+) -> R {
     let priorities = [1.0f32];
     let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-    let names = [vk_amdx::EXTENSION_NAME.as_ptr(), ash::khr::maintenance5::NAME.as_ptr()];
+    let mut names = vec![vk_amdx::EXTENSION_NAME.as_ptr(), ash::khr::maintenance5::NAME.as_ptr()];
+    if maintenance6 {
+        names.push(ash::khr::maintenance6::NAME.as_ptr());
+    }
     let mut amdx = PhysicalDeviceShaderEnqueueFeatures {
         shader_enqueue: vk::TRUE,
         shader_mesh_enqueue: vk::TRUE,
@@ -56,13 +69,17 @@ pub fn with_mesh_device_info<R>(family: u32, create: impl FnOnce(&vk::DeviceCrea
     let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
     let mut v13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
     let mut m5 = vk::PhysicalDeviceMaintenance5FeaturesKHR::default().maintenance5(true);
-    let info = vk::DeviceCreateInfo::default()
+    let mut m6 = vk::PhysicalDeviceMaintenance6FeaturesKHR::default().maintenance6(true);
+    let mut info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
         .enabled_extension_names(&names)
         .push_next(&mut amdx)
         .push_next(&mut v12)
         .push_next(&mut v13)
         .push_next(&mut m5);
+    if maintenance6 {
+        info = info.push_next(&mut m6);
+    }
     create(&info)
 }
 

@@ -8,7 +8,9 @@
 //! `VK_SHADER_STAGE_COMPUTE_BIT` binds at both the compute and the
 //! execution-graph bind point: the shadow state notes both (graph dispatches
 //! read the one, and restore the other after them), and the driver gets the
-//! call as it was. `vkCmdPushDescriptorSetWithTemplate2KHR` follows its
+//! call as it was. On devices that draw mesh nodes the graphics bind point
+//! is shadowed too (a graph's draws bind their own graphics state, and the
+//! application's is restored after them), so graphics stages reach it. `vkCmdPushDescriptorSetWithTemplate2KHR` follows its
 //! template's bind point (see [`super::templates`]);
 //! `vkCmdSetDescriptorBufferOffsets2EXT` and
 //! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
@@ -23,12 +25,32 @@ use super::templates::shadow_template_push;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 use ash::vk;
 
-/// The bind points a stage-addressed binding reaches that the layer shadows.
-fn shadowed_points(stages: vk::ShaderStageFlags) -> &'static [vk::PipelineBindPoint] {
-    if stages.contains(vk::ShaderStageFlags::COMPUTE) {
-        &[vk::PipelineBindPoint::COMPUTE, PIPELINE_BIND_POINT_EXECUTION_GRAPH]
-    } else {
-        &[]
+/// The stages of the graphics bind point's pipelines (Vulkan's
+/// `ALL_GRAPHICS` and the mesh shading stages).
+const GRAPHICS_STAGES: vk::ShaderStageFlags = vk::ShaderStageFlags::from_raw(
+    vk::ShaderStageFlags::ALL_GRAPHICS.as_raw()
+        | vk::ShaderStageFlags::TASK_EXT.as_raw()
+        | vk::ShaderStageFlags::MESH_EXT.as_raw(),
+);
+
+/// Which bind points a stage-addressed binding for `stages` reaches that
+/// the layer shadows: (the compute and the execution-graph one, the
+/// graphics one where the device draws mesh nodes, `mesh`).
+#[inline(always)]
+fn reached(stages: vk::ShaderStageFlags, mesh: bool) -> (bool, bool) {
+    (stages.contains(vk::ShaderStageFlags::COMPUTE), mesh && stages.intersects(GRAPHICS_STAGES))
+}
+
+/// The bind points a stage-addressed binding for `stages` reaches that the
+/// layer shadows (see [`reached`]).
+fn shadowed_points(stages: vk::ShaderStageFlags, mesh: bool) -> &'static [vk::PipelineBindPoint] {
+    const COMPUTE: vk::PipelineBindPoint = vk::PipelineBindPoint::COMPUTE;
+    const GRAPHICS: vk::PipelineBindPoint = vk::PipelineBindPoint::GRAPHICS;
+    match reached(stages, mesh) {
+        (true, true) => &[COMPUTE, PIPELINE_BIND_POINT_EXECUTION_GRAPH, GRAPHICS],
+        (true, false) => &[COMPUTE, PIPELINE_BIND_POINT_EXECUTION_GRAPH],
+        (false, true) => &[GRAPHICS],
+        (false, false) => &[],
     }
 }
 
@@ -44,8 +66,10 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let Some(m6) = &state.dispatch.maintenance6 else { return true };
-        let kept = !i.stage_flags.contains(vk::ShaderStageFlags::COMPUTE)
-            || (i.dynamic_offset_count == 0 && state.shadow(|s| s.rebind_compute_stage(i.layout, i.first_set, sets())));
+        let (compute, graphics) = reached(i.stage_flags, state.mesh_enqueue);
+        let kept = !(compute || graphics)
+            || (i.dynamic_offset_count == 0
+                && state.shadow(|s| s.rebind_stages(compute, graphics, i.layout, i.first_set, sets())));
         if kept {
             // SAFETY: forwarding.
             unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
@@ -57,7 +81,8 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
             let Some(m6) = &state.dispatch.maintenance6 else { return };
             // SAFETY: the application's array.
             let offsets = unsafe { slice(i.p_dynamic_offsets, i.dynamic_offset_count) };
-            shadow_sets(state, shadowed_points(i.stage_flags), i.layout, i.first_set, sets(), offsets);
+            let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
+            shadow_sets(state, points, i.layout, i.first_set, sets(), offsets);
             // SAFETY: forwarding.
             unsafe { (m6.cmd_bind_descriptor_sets2_khr)(cb, info) }
         });
@@ -101,11 +126,11 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_push_descriptor_set2_khr) };
     // SAFETY: the application's array of valid writes.
     let writes = move || unsafe { slice(i.p_descriptor_writes, i.descriptor_write_count) };
-    let points = shadowed_points(i.stage_flags);
     // SAFETY: the application's command buffer.
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
         // SAFETY: valid writes.
         let kept = state.shadow(|s| points.iter().all(|&p| unsafe { repush(s, (p, i.layout, i.set), writes()) }));
         if kept {
@@ -117,6 +142,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     if !kept {
         general("vkCmdPushDescriptorSet2KHR", valid, move |state| {
             let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
             state.shadow(|s| {
                 for &point in points {
                     // SAFETY: valid writes.
@@ -184,7 +210,7 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets2(
                 let (indices, offsets) =
                     unsafe { (slice(i.p_buffer_indices, i.set_count), slice(i.p_offsets, i.set_count)) };
                 state.shadow(|s| {
-                    for &point in shadowed_points(i.stage_flags) {
+                    for &point in shadowed_points(i.stage_flags, state.mesh_enqueue) {
                         s.set_buffer_offsets(point, i.layout, i.first_set, indices, offsets);
                     }
                 });
@@ -207,7 +233,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
             // SAFETY: valid when non-null.
             if let Some(i) = unsafe { info.as_ref() } {
                 state.shadow(|s| {
-                    for &point in shadowed_points(i.stage_flags) {
+                    for &point in shadowed_points(i.stage_flags, state.mesh_enqueue) {
                         s.bind_embedded_samplers(point, i.layout, i.set);
                     }
                 });

@@ -513,19 +513,23 @@ impl Shadow {
         known
     }
 
-    /// [`BindPointState::rebind`] at the compute and the execution-graph
-    /// bind point both (a binding for the compute stage, which reaches
-    /// both: see `ffi::maintenance6`); false where either declines, and
-    /// then the general binding must follow at both.
+    /// [`BindPointState::rebind`] at the bind points a stage-addressed
+    /// binding reaches (see `ffi::maintenance6`): the compute and the
+    /// execution-graph one for `compute`, the graphics one for `graphics`;
+    /// false where any declines, and then the general binding must follow
+    /// at all of them.
     #[inline(always)]
-    pub(crate) fn rebind_compute_stage(
+    pub(crate) fn rebind_stages(
         &mut self,
+        compute: bool,
+        graphics: bool,
         layout: vk::PipelineLayout,
         first_set: u32,
         sets: &[vk::DescriptorSet],
     ) -> bool {
         let first = first_set as usize;
-        self.compute.rebind(first, layout, sets) && self.graph.rebind(first, layout, sets)
+        (!compute || (self.compute.rebind(first, layout, sets) && self.graph.rebind(first, layout, sets)))
+            && (!graphics || self.graphics.rebind(first, layout, sets))
     }
 }
 
