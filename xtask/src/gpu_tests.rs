@@ -4,7 +4,8 @@
 //!
 //! Builds the layer (release) and the named test files of `tests/tests/`
 //! (release; default [`DEFAULT_TESTS`]: a compute-only queue family, several
-//! queues of one family, embedded samplers in compute, mesh nodes, the compute state restored after
+//! queues of one family, embedded samplers in compute, mesh nodes and the application's sets
+//! around their draws, the compute state restored after
 //! a graph, embedded samplers included, node shaders with bad values: a
 //! driver that loses the device or hangs on them fails; and host dispatches,
 //! several to one command buffer and scratch, which only a GPU runs at once;
@@ -24,11 +25,12 @@ use crate::paths::{self, LAYER_LIB_FILE, MANIFEST_FILE};
 use crate::run;
 
 /// Test files carried when none are named.
-pub const DEFAULT_TESTS: [&str; 9] = [
+pub const DEFAULT_TESTS: [&str; 10] = [
     "graph_async_compute",
     "graph_multi_queue",
     "graph_descriptor_buffer",
     "graph_mesh_nodes",
+    "graph_mesh_sets",
     "graph_restore_state",
     "graph_hostile_shaders",
     "graph_dispatch",
