@@ -10,8 +10,9 @@
 //! read the one, and restore the other after them), and the driver gets the
 //! call as it was. On devices that draw mesh nodes the graphics bind point
 //! is shadowed too (a graph's draws bind their own graphics state, and the
-//! application's is restored after them), so graphics stages reach it. `vkCmdPushDescriptorSetWithTemplate2KHR` follows its
-//! template's bind point (see [`super::templates`]);
+//! application's is restored after them), so graphics stages reach it.
+//! `vkCmdPushDescriptorSetWithTemplate2KHR` follows its template's bind
+//! point (see [`super::templates`]);
 //! `vkCmdSetDescriptorBufferOffsets2EXT` and
 //! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
 //! like the others (see [`super::descriptor_buffer`]).
