@@ -165,35 +165,34 @@ pub fn mesh_enqueue_offered(inst: &TestInstance, pd: vk::PhysicalDevice) -> bool
 /// a graphics + compute queue, or `None` (a [`skip`]) where the layer does
 /// not offer mesh nodes; on the modern and GPU lanes that fails.
 pub fn mesh_device<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice) -> Option<TestDevice<'i>> {
-    if !mesh_enqueue_offered(inst, pd) {
-        skip(&[Lane::Modern, Lane::Gpu], "no shaderMeshEnqueue (no VK_EXT_mesh_shader below)");
-        return None;
-    }
-    inst.log().tolerate(MAINTENANCE5_UNKNOWN_TO_VALIDATION);
-    let family = render::graphics_family(&inst.instance, pd).expect("graphics queue family");
-    Some(render::with_mesh_device_info(family, |info| TestDevice::create(inst, pd, info)).expect("mesh device"))
+    mesh_device_with(inst, pd, false)
 }
 
 /// [`mesh_device`] with `VK_KHR_maintenance6` (and its feature) too, or
 /// `None` (a [`skip`]) where either is missing; on the modern and GPU lanes
 /// that fails.
 pub fn mesh_device_with_maintenance6<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice) -> Option<TestDevice<'i>> {
+    mesh_device_with(inst, pd, true)
+}
+
+/// [`mesh_device`], with maintenance6 where `maintenance6`.
+fn mesh_device_with<'i>(inst: &'i TestInstance, pd: vk::PhysicalDevice, maintenance6: bool) -> Option<TestDevice<'i>> {
     if !mesh_enqueue_offered(inst, pd) {
         skip(&[Lane::Modern, Lane::Gpu], "no shaderMeshEnqueue (no VK_EXT_mesh_shader below)");
         return None;
     }
-    let listed = inst.device_extensions(pd).expect("extensions");
-    if !listed.iter().any(|(n, _)| n.as_bytes() == ash::khr::maintenance6::NAME.to_bytes()) {
-        skip(&[Lane::Modern, Lane::Gpu], "the driver lacks VK_KHR_maintenance6");
-        return None;
+    if maintenance6 {
+        let listed = inst.device_extensions(pd).expect("extensions");
+        if !listed.iter().any(|(n, _)| n.as_bytes() == ash::khr::maintenance6::NAME.to_bytes()) {
+            skip(&[Lane::Modern, Lane::Gpu], "the driver lacks VK_KHR_maintenance6");
+            return None;
+        }
+        inst.log().tolerate(crate::device::MAINTENANCE6_UNKNOWN_TO_VALIDATION);
     }
     inst.log().tolerate(MAINTENANCE5_UNKNOWN_TO_VALIDATION);
-    inst.log().tolerate(crate::device::MAINTENANCE6_UNKNOWN_TO_VALIDATION);
     let family = render::graphics_family(&inst.instance, pd).expect("graphics queue family");
-    Some(
-        render::with_mesh_device_info_and(family, true, |info| TestDevice::create(inst, pd, info))
-            .expect("mesh device with maintenance6"),
-    )
+    let device = render::with_mesh_device_info_and(family, maintenance6, |info| TestDevice::create(inst, pd, info));
+    Some(device.expect("mesh device"))
 }
 
 /// How the application of a scene with sets binds them before the
@@ -326,19 +325,17 @@ impl<'d> MeshScene<'d> {
     /// The scene inside dynamic rendering with the application's sets
     /// (see `AppSets`), bound as `binding` says before each dispatch.
     pub fn with_sets(dev: &'d TestDevice<'d>, binding: SetBinding) -> Result<Self> {
-        let sets = AppSets::new(dev, binding)?;
-        let target = ColorTarget::new(&dev.device, &dev.memory_properties, SIZE)?;
-        let scene = MeshScene::create(dev, target, None, Some(sets));
-        if scene.is_err() {
-            // SAFETY: nothing uses it after the failure.
-            unsafe { target.destroy(&dev.device) };
-        }
-        scene
+        Self::with(dev, false, Some(AppSets::new(dev, binding)?))
     }
 
     /// The scene drawn inside a render pass object of one subpass when
     /// `render_pass_object`, else inside dynamic rendering.
     pub fn with_pass(dev: &'d TestDevice<'d>, render_pass_object: bool) -> Result<Self> {
+        Self::with(dev, render_pass_object, None)
+    }
+
+    /// [`Self::with_pass`], with the application's `sets` where given.
+    fn with(dev: &'d TestDevice<'d>, render_pass_object: bool, sets: Option<AppSets>) -> Result<Self> {
         let d = &dev.device;
         let target = ColorTarget::new(d, &dev.memory_properties, SIZE)?;
         let pass = match render_pass_object {
@@ -352,7 +349,7 @@ impl<'d> MeshScene<'d> {
             },
             false => None,
         };
-        let scene = MeshScene::create(dev, target, pass, None);
+        let scene = MeshScene::create(dev, target, pass, sets);
         if scene.is_err() {
             // SAFETY: nothing uses them after the failure.
             unsafe {
