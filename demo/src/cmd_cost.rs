@@ -19,8 +19,10 @@
 //! rounds), so that a change of the machine's pace, which moves the
 //! driver's own cost by up to 2x between seconds on a shared host, falls on
 //! all three alike; the result is the median ns/call per thread over
-//! threads and rounds, per command and configuration.
-//! [`PassThrough::measure`] is the one-thread case.
+//! threads and rounds, per command and configuration. While it measures,
+//! the cores its threads leave free spin ([`BusyCores`]), so that every
+//! thread count runs at the machine's all-core clock; a pool is reset
+//! keeping its memory. [`PassThrough::measure`] is the one-thread case.
 //!
 //! Commands that need what a device lacks (a graphics queue and dynamic
 //! rendering, `VK_KHR_push_descriptor`, `VK_KHR_maintenance6`) are left
@@ -37,6 +39,7 @@ use vk_host::render::graphics_family;
 use vk_host::submit::{command_buffer, compute_family};
 use vk_host::{Buffer, StorageBindings};
 
+use crate::busy_cores::BusyCores;
 use crate::vkutil;
 
 /// `shaders/cmd_cost.vert`: the graphics pipeline's vertex shader.
@@ -52,9 +55,8 @@ pub const MAX_THREADS: u32 = 256;
 
 /// Lanes (command pool and buffer) each configuration keeps at least,
 /// which the rounds go through in turn, so that fewer threads than lanes
-/// record into different memory from round to round: the driver's own cost
-/// per call depends on where its command buffer lies (up to 18 ns on the
-/// H200 machine, one thread, `without` against the code-identical `layer`).
+/// record into different memory from round to round and no one buffer's
+/// place in memory decides a figure.
 const ROTATED_LANES: usize = 16;
 
 /// A measured `vkCmd*` call.
@@ -196,6 +198,9 @@ pub struct PassThrough {
     rigs: [Rig; 3],
     /// The commands all three devices can record, in [`Command::ALL`] order.
     commands: Vec<Command>,
+    /// Keep the cores the recording threads leave free busy while measuring
+    /// ([`BusyCores`]; on unless [`PassThrough::leave_other_cores_idle`]).
+    other_cores_busy: bool,
 }
 
 impl PassThrough {
@@ -215,7 +220,13 @@ impl PassThrough {
             return Err(format!("device #{device_index} differs between the instances"));
         }
         let commands = Command::ALL.into_iter().filter(|&c| rigs.iter().all(|r| r.support.offers(c))).collect();
-        Ok(Self { rigs, commands })
+        Ok(Self { rigs, commands, other_cores_busy: true })
+    }
+
+    /// Measures without [`BusyCores`]: fewer threads than cores then run at
+    /// whatever clock the machine gives them (see `busy_cores`).
+    pub fn leave_other_cores_idle(&mut self) {
+        self.other_cores_busy = false;
     }
 
     /// `"<device name> [driver <driver name>]"`.
@@ -254,6 +265,8 @@ impl PassThrough {
         if threads == 0 || threads > MAX_THREADS {
             return Err(format!("threads must be 1 to {MAX_THREADS}, not {threads}"));
         }
+        let idle = cores().unwrap_or(0).saturating_sub(threads as usize);
+        let _busy = BusyCores::start(if self.other_cores_busy { idle } else { 0 });
         let lanes = (threads as usize).max(ROTATED_LANES);
         for rig in &mut self.rigs {
             rig.ensure_lanes(lanes)?;
@@ -642,14 +655,17 @@ impl Recorder<'_> {
             .map_err(|e| format!("vkBeginCommandBuffer: {e:?}"))
     }
 
-    /// Ends the recording and resets the pool, freeing what it recorded.
+    /// Ends the recording and resets the pool, keeping its memory for the
+    /// next recording, as a renderer resetting its pools every frame does
+    /// (a recording into memory the driver must first map measures page
+    /// faults too).
     fn end_and_reset(&self, lane: Lane) -> Result<(), String> {
         // SAFETY: this thread alone uses `lane`; its buffer is recording
         // and never submitted, so the reset pool has nothing in use.
         unsafe {
             self.device.end_command_buffer(lane.cb).map_err(|e| format!("vkEndCommandBuffer: {e:?}"))?;
             self.device
-                .reset_command_pool(lane.pool, vk::CommandPoolResetFlags::RELEASE_RESOURCES)
+                .reset_command_pool(lane.pool, vk::CommandPoolResetFlags::empty())
                 .map_err(|e| format!("vkResetCommandPool: {e:?}"))
         }
     }

@@ -7,8 +7,10 @@
 //! cost), and how that added cost grows from one thread to the most.
 //!
 //! Usage: `VK_LAYER_PATH=<repo>/manifests cmd_cost [--iters N] [--repeats R]
-//! [--threads 1,4,16] [--json PATH]` (`--iters`: calls of each command per
-//! thread and repeat; `--threads` default 1). Sets `VK_EMU_SE_DISABLE=1`
+//! [--threads 1,4,16] [--idle-cores] [--json PATH]` (`--iters`: calls of
+//! each command per thread and repeat; `--threads` default 1;
+//! `--idle-cores`: leave the cores the threads do not use idle instead of
+//! busy, see `demo::busy_cores`). Sets `VK_EMU_SE_DISABLE=1`
 //! for itself so that an installed implicit copy cannot sneak into the
 //! "without" instance; `CMD_COST_DEVICE_INDEX` picks the physical device
 //! (default 0).
@@ -22,10 +24,11 @@ struct Args {
     repeats: u32,
     threads: Vec<u32>,
     json: Option<String>,
+    idle_cores: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { iters: 1_000_000, repeats: 7, threads: vec![1], json: None };
+    let mut a = Args { iters: 1_000_000, repeats: 7, threads: vec![1], json: None, idle_cores: false };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or(format!("{arg} needs a value"));
@@ -33,6 +36,7 @@ fn parse_args() -> Result<Args, String> {
             "--iters" => a.iters = value()?.parse().map_err(|e| format!("--iters: {e}"))?,
             "--repeats" => a.repeats = value()?.parse().map_err(|e| format!("--repeats: {e}"))?,
             "--threads" => a.threads = parse_threads(&value()?)?,
+            "--idle-cores" => a.idle_cores = true,
             "--json" => a.json = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -61,13 +65,18 @@ fn run() -> Result<(), String> {
     let device_index = std::env::var("CMD_COST_DEVICE_INDEX").ok().and_then(|v| v.parse().ok()).unwrap_or(0usize);
     let entry = ash::Entry::linked();
     let mut rigs = PassThrough::new(&entry, device_index)?;
+    if args.idle_cores {
+        rigs.leave_other_cores_idle();
+    }
     if rigs.plain_lists_amdx() {
         println!("note: the plain instance lists VK_AMDX_shader_enqueue (driver or implicit layer)");
     }
     println!("device: {}", rigs.device());
     println!(
-        "recording {} calls of each command per thread and repeat, {} repeats, rotating configurations",
-        args.iters, args.repeats
+        "recording {} calls of each command per thread and repeat, {} repeats, rotating configurations, other cores {}",
+        args.iters,
+        args.repeats,
+        if args.idle_cores { "idle" } else { "busy" }
     );
     let cores = cmd_cost::cores();
     let skipped = rigs.skipped();
@@ -90,7 +99,7 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// `{device, iters, repeats, results, by_threads, skipped}`: `results` is
+/// `{device, iters, repeats, other_cores_busy, results, by_threads, skipped}`: `results` is
 /// the one-thread run (empty without one), as before threads were measured.
 fn to_json(device: &str, args: &Args, runs: &[ThreadRun], skipped: &[Skipped]) -> String {
     let single = runs.iter().find(|r| r.threads == 1).map(|r| costs_json(&r.costs)).unwrap_or_default();
@@ -99,10 +108,11 @@ fn to_json(device: &str, args: &Args, runs: &[ThreadRun], skipped: &[Skipped]) -
     let skipped: Vec<String> =
         skipped.iter().map(|s| format!("{{\"command\":{:?},\"why\":{:?}}}", s.command, s.why)).collect();
     format!(
-        "{{\"device\":{:?},\"iters\":{},\"repeats\":{},\"results\":[{single}],\"by_threads\":[{}],\"skipped\":[{}]}}\n",
+        "{{\"device\":{:?},\"iters\":{},\"repeats\":{},\"other_cores_busy\":{},\"results\":[{single}],\"by_threads\":[{}],\"skipped\":[{}]}}\n",
         device,
         args.iters,
         args.repeats,
+        !args.idle_cores,
         by_threads.join(","),
         skipped.join(",")
     )
