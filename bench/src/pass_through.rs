@@ -1,7 +1,8 @@
 //! Pass-through overhead per `vkCmd*` call with the layer enabled and
 //! unused: `demo`'s `cmd_cost` measurement ([`demo::cmd_cost`]) run on the
 //! bench's device with 1, 4 and 16 recording threads (each its own command
-//! pool), CPU time of recording only (nothing is submitted).
+//! pool) and the other cores kept busy, CPU time of recording only
+//! (nothing is submitted).
 
 use demo::cmd_cost::{self, PassThrough, Skipped, ThreadRun};
 
@@ -24,6 +25,10 @@ pub struct Figures {
     /// CPU cores the bench could use (`None` when unknown): with more
     /// threads than cores, the times include waiting for a core.
     pub cores: Option<usize>,
+    /// The cores the recording threads left free spun while they
+    /// recorded (`demo::busy_cores`: every thread count at the all-core
+    /// clock).
+    pub other_cores_busy: bool,
     /// Commands the device cannot record, left out of every run.
     pub skipped: Vec<Skipped>,
     /// One per thread count, in [`THREADS`] order.
@@ -55,6 +60,7 @@ pub fn run(entry: &ash::Entry, device_index: usize, quick: bool) -> Result<Figur
         repeats,
         plain_lists_amdx: rigs.plain_lists_amdx(),
         cores: cmd_cost::cores(),
+        other_cores_busy: true,
         skipped: rigs.skipped(),
         runs,
     })

@@ -84,9 +84,12 @@ pub fn scratch_line(s: &Scratch) -> Option<String> {
     match &s.outcome {
         Outcome::Skipped => None,
         Outcome::Found { bytes, runs, .. } => Some(format!(
-            "scratch: {} needed, {:.1} x the {live} of payload live at the fullest level ({runs} runs)",
+            "scratch: {} needed, {:.1} x the {live} of payload alive at once at the fullest level \
+             ({:.1} x the {} it reads) ({runs} runs)",
             human(*bytes),
-            s.needed_over_live().unwrap_or(f64::NAN)
+            s.needed_over_live().unwrap_or(f64::NAN),
+            s.needed_over_consumed().unwrap_or(f64::NAN),
+            human(s.consumed_payload_bytes)
         )),
         Outcome::MaxFails(why) => {
             Some(format!("scratch: maxSize ({}) gives a wrong result, not searched: {why}", human(s.max_size)))
@@ -100,22 +103,29 @@ pub fn print_scratch(rows: &[Row]) {
         println!("\nscratch search skipped (--no-scratch-search)");
         return;
     }
-    println!("\nsmallest working scratch (multiples of sizeGranularity) against payload live at the fullest level");
     println!(
-        "{:<14} {:>12} {:>12} {:>12} {:>12} {:>5}",
-        "workload", "live", "needed", "needed/live", "minSize", "runs"
+        "\nsmallest working scratch (multiples of sizeGranularity) against the payload alive at once at the \
+         fullest level (a level's inputs and outputs) and against the payload a level reads"
     );
+    println!(
+        "{:<14} {:>12} {:>12} {:>12} {:>12} {:>14} {:>12} {:>5}",
+        "workload", "live", "needed", "needed/live", "consumed", "needed/consumed", "minSize", "runs"
+    );
+    let ratio = |r: Option<f64>| format!("{:.1}", r.unwrap_or(f64::NAN));
     for r in rows {
         let s = &r.scratch;
-        let (needed, ratio, runs) = match &s.outcome {
+        let (needed, over_live, over_consumed, runs) = match &s.outcome {
             Outcome::Found { bytes, runs, .. } => {
-                (human(*bytes), format!("{:.1}", s.needed_over_live().unwrap_or(f64::NAN)), runs.to_string())
+                (human(*bytes), ratio(s.needed_over_live()), ratio(s.needed_over_consumed()), runs.to_string())
             }
-            Outcome::MaxFails(_) => ("> maxSize".into(), "-".into(), "1".into()),
-            Outcome::Skipped => ("-".into(), "-".into(), "0".into()),
+            Outcome::MaxFails(_) => ("> maxSize".into(), "-".into(), "-".into(), "1".into()),
+            Outcome::Skipped => ("-".into(), "-".into(), "-".into(), "0".into()),
         };
-        let (live, min) = (human(s.live_payload_bytes), human(s.min_size));
-        println!("{:<14} {live:>12} {needed:>12} {ratio:>12} {min:>12} {runs:>5}", r.name);
+        let (live, consumed, min) = (human(s.live_payload_bytes), human(s.consumed_payload_bytes), human(s.min_size));
+        println!(
+            "{:<14} {live:>12} {needed:>12} {over_live:>12} {consumed:>12} {over_consumed:>14} {min:>12} {runs:>5}",
+            r.name
+        );
         match &s.outcome {
             Outcome::Found { failure_below: Some(why), .. } => println!("{:<14} one granule less: {why}", ""),
             Outcome::MaxFails(why) => println!("{:<14} at maxSize: {why}", ""),
@@ -129,8 +139,11 @@ pub fn print_scratch(rows: &[Row]) {
 pub fn print_pass_through(p: &Figures) {
     println!(
         "\npass-through per vkCmd* call, CPU ns per call per thread ({} calls x {} repeats per thread, \
-         medians over threads and repeats): {}",
-        p.iters, p.repeats, p.device
+         medians over threads and repeats, other cores {}): {}",
+        p.iters,
+        p.repeats,
+        if p.other_cores_busy { "busy" } else { "idle" },
+        p.device
     );
     if p.plain_lists_amdx {
         println!("(the instance without the layer lists VK_AMDX_shader_enqueue too: driver or implicit layer)");
@@ -224,6 +237,7 @@ fn pass_through_json(p: &Figures) -> Value {
         "plain_instance_lists_amdx": p.plain_lists_amdx,
         "commands": commands,
         "cores": p.cores,
+        "other_cores_busy": p.other_cores_busy,
         "skipped": skipped,
         "by_threads": by_threads,
         "layer_amdx_added_ratio": ratios,
@@ -256,6 +270,8 @@ pub fn to_json(
                 "live_payload_bytes": r.scratch.live_payload_bytes,
                 "scratch_needed_bytes": r.scratch.needed_bytes(),
                 "scratch_needed_over_live": r.scratch.needed_over_live(),
+                "consumed_payload_bytes": r.scratch.consumed_payload_bytes,
+                "scratch_needed_over_consumed": r.scratch.needed_over_consumed(),
                 "scratch_search": scratch_json(&r.scratch),
                 "extra": extra,
                 "profile": profiles.get(r.name).map(crate::profile::to_json),
@@ -296,8 +312,12 @@ pub enum Outcome {
 /// The scratch figures of one workload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scratch {
-    /// Payload bytes of the records alive at the fullest level (the model's).
+    /// Payload bytes of the records alive at once at the fullest level: a
+    /// level's inputs and outputs (the model's, `scratch_search::Payload`).
     pub live_payload_bytes: u64,
+    /// Payload bytes of the records a level reads, at the level reading the
+    /// most.
+    pub consumed_payload_bytes: u64,
     /// `minSize`, `maxSize` and `sizeGranularity` the layer reports.
     pub min_size: u64,
     pub max_size: u64,
@@ -316,8 +336,17 @@ impl Scratch {
 
     /// needed / live (`None` without a result or without live bytes).
     pub fn needed_over_live(&self) -> Option<f64> {
+        self.needed_over(self.live_payload_bytes)
+    }
+
+    /// needed / consumed (`None` without a result or without such bytes).
+    pub fn needed_over_consumed(&self) -> Option<f64> {
+        self.needed_over(self.consumed_payload_bytes)
+    }
+
+    fn needed_over(&self, payload: u64) -> Option<f64> {
         let needed = self.needed_bytes()?;
-        (self.live_payload_bytes > 0).then(|| needed as f64 / self.live_payload_bytes as f64)
+        (payload > 0).then(|| needed as f64 / payload as f64)
     }
 }
 
@@ -349,6 +378,7 @@ mod tests {
             repeats: 3,
             plain_lists_amdx: false,
             cores: Some(2),
+            other_cores_busy: true,
             skipped: vec![Skipped { command: "s", why: "w" }],
             runs: vec![
                 ThreadRun { threads: 1, costs: vec![cost(10.0, 12.0)] },

@@ -12,9 +12,12 @@
 //! and not searched), tries `minSize`, then bisects between a failing and a
 //! working size, assuming that more scratch never breaks a working run.
 //!
-//! The figure it is set against, `live_payload_bytes`, comes from the
-//! workload's own model: the payload bytes of all the records consumed at
-//! the level with the most (see [`fullest_level`]).
+//! The figures it is set against come from the workload's own model
+//! ([`Payload::of_levels`]): `live_payload_bytes`, the payload bytes of the
+//! records alive at once at the fullest level (the records a level reads
+//! and the records it writes for the next: neither can be let go while
+//! it runs, in any implementation), and `consumed_payload_bytes`, those
+//! a level reads alone (the figure before 2026-11-27).
 
 use ash::vk;
 
@@ -39,19 +42,35 @@ pub struct Probe<'a> {
     pub want: &'a [u32],
 }
 
-/// The largest of the per-level payload byte counts (`levels[d]`: bytes of
-/// the records consumed at level d).
-pub fn fullest_level(levels: &[u64]) -> u64 {
-    levels.iter().copied().max().unwrap_or(0)
+/// The payload a graph holds at its fullest level, from its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Payload {
+    /// Records alive at once: a level's inputs and outputs, at the level
+    /// where they are the most.
+    pub alive: u64,
+    /// Records a level reads, at the level where they are the most.
+    pub consumed: u64,
+}
+
+impl Payload {
+    /// From `levels[d]`, the payload bytes of the records consumed at level
+    /// d (written at level d - 1, so that level d - 1 holds them and its
+    /// own inputs at once).
+    pub fn of_levels(levels: &[u64]) -> Payload {
+        let consumed = levels.iter().copied().max().unwrap_or(0);
+        let alive = (0..levels.len()).map(|d| levels[d] + levels.get(d + 1).copied().unwrap_or(0)).max();
+        Payload { alive: alive.unwrap_or(0), consumed }
+    }
 }
 
 /// Searches the smallest working scratch size of `probe` (unless the
-/// context disables the search) and pairs it with `live_payload_bytes`.
-pub fn search(ctx: &Ctx<'_>, probe: &Probe<'_>, live_payload_bytes: u64) -> Result<Scratch, String> {
+/// context disables the search) and pairs it with the graph's `payload`.
+pub fn search(ctx: &Ctx<'_>, probe: &Probe<'_>, payload: Payload) -> Result<Scratch, String> {
     let size = probe.graph.scratch_size()?;
     let granularity = size.size_granularity.max(1);
     let mut out = Scratch {
-        live_payload_bytes,
+        live_payload_bytes: payload.alive,
+        consumed_payload_bytes: payload.consumed,
         min_size: size.min_size,
         max_size: size.max_size,
         granularity,
@@ -130,7 +149,7 @@ fn check(ctx: &Ctx<'_>, probe: &Probe<'_>, cb: vk::CommandBuffer, bytes: u64) ->
 
 #[cfg(test)]
 mod tests {
-    use super::{bisect, fullest_level, Outcome, Scratch};
+    use super::{bisect, Outcome, Payload, Scratch};
 
     /// A fake run that works from `need` bytes on.
     fn from(need: u64) -> impl FnMut(u64) -> Result<Option<String>, String> {
@@ -153,11 +172,26 @@ mod tests {
 
     #[test]
     fn ratio_needs_a_result() {
-        let mut s =
-            Scratch { live_payload_bytes: 100, min_size: 0, max_size: 0, granularity: 1, outcome: Outcome::Skipped };
+        let mut s = Scratch {
+            live_payload_bytes: 100,
+            consumed_payload_bytes: 50,
+            min_size: 0,
+            max_size: 0,
+            granularity: 1,
+            outcome: Outcome::Skipped,
+        };
         assert_eq!(s.needed_over_live(), None);
+        assert_eq!(s.needed_over_consumed(), None);
         s.outcome = Outcome::Found { bytes: 250, runs: 3, failure_below: None };
         assert_eq!(s.needed_over_live(), Some(2.5));
-        assert_eq!(fullest_level(&[8, 640, 320]), 640);
+        assert_eq!(s.needed_over_consumed(), Some(5.0));
+    }
+
+    #[test]
+    fn payload_alive_counts_a_levels_inputs_and_outputs() {
+        // chain: level 1 reads 640 bytes and writes 320 for level 2.
+        assert_eq!(Payload::of_levels(&[8, 640, 320]), Payload { alive: 960, consumed: 640 });
+        assert_eq!(Payload::of_levels(&[768]), Payload { alive: 768, consumed: 768 });
+        assert_eq!(Payload::of_levels(&[]), Payload { alive: 0, consumed: 0 });
     }
 }

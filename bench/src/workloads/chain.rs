@@ -77,7 +77,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
     let measured = pair::measure(ctx, pair)?;
     let probe =
         Probe { graph: g, zero: &[&uav_g], out: &uav_g, node: entry, records: &host_records, count: n, want: &want };
-    let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&level_bytes(&GRIDS)))?;
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::Payload::of_levels(&level_bytes(&GRIDS)))?;
     let detail = format!("4 records, {groups} + {pairs} + {pairs} threads' work, 3 nodes vs 3 dispatches");
     Ok(row("chain", detail, setup.figures(), measured, scratch))
 }

@@ -110,7 +110,7 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, full: u32, quick: u32) -> Result<R
     let measured = pair::measure(ctx, pair)?;
     let probe = Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &record, count: 1, want: &want };
     let levels = [record.len() as u64, BIN_RECORD_BYTES * u64::from(count)];
-    let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&levels))?;
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::Payload::of_levels(&levels))?;
     let detail = format!("{count} items into {BINS} bins (thread node array) vs count+scan+scatter+{BINS} indirect");
     Ok(row(name, detail, setup.figures(), measured, scratch))
 }

@@ -132,7 +132,7 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, full: (u32, u32), quick: (u32, u32
         Probe { graph: g, zero: &[&final_g], out: &final_g, node: entry, records: &record, count: 1, want: &want };
     // Level 1: a 12-byte TileRecord per (tile, material); level 2: an 8-byte ComposeRecord per tile.
     let levels = [record.len() as u64, 12 * u64::from(present), 8 * u64::from(tiles)];
-    let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&levels))?;
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::Payload::of_levels(&levels))?;
     let detail = format!(
         "{width}x{height}, {tiles} tiles, {present} (tile, material) pairs, {MATERIALS} materials; \
          vs classify + {MATERIALS} indirect + compose"

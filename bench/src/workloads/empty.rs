@@ -69,7 +69,9 @@ pub fn run(ctx: &Ctx<'_>, name: &'static str, stop: u32) -> Result<Row, String> 
     let pair = Pair { name, graph: graph_side, baseline: base_side, want: &want, record: recording };
     let measured = pair::measure(ctx, pair)?;
     let probe = Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &record, count: 1, want: &want };
-    let scratch = scratch_search::search(ctx, &probe, RECORD_BYTES)?;
+    // One record a level: each level reads one and writes the next.
+    let levels: Vec<u64> = (0..=stop.min(LEVELS - 1)).map(|_| RECORD_BYTES).collect();
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::Payload::of_levels(&levels))?;
     let detail = format!("{LEVELS} levels, {} with a record; 1 node vs {LEVELS} indirect dispatches", stop + 1);
     let mut r = row(name, detail, setup.figures(), measured, scratch);
     r.extra.push(("graph µs per level", r.graph_us / f64::from(LEVELS)));

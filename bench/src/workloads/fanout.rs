@@ -87,7 +87,8 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
     let probe =
         Probe { graph: g, zero: &[&out_g], out: &out_g, node: entry, records: &host_records, count, want: &want };
     // One level: all the host records `{ grid, id, off }` at once.
-    let scratch = scratch_search::search(ctx, &probe, host_records.len() as u64)?;
+    let levels = [host_records.len() as u64];
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::Payload::of_levels(&levels))?;
     let detail = format!("{count} records, {total} workgroups of 32 threads (grids 1..64)");
     Ok(row("fanout", detail, setup.figures(), measured, scratch))
 }

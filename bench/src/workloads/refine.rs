@@ -87,7 +87,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Row, String> {
     let pair = Pair { name: "refine", graph: graph_side, baseline: base_side, want, record: recording };
     let measured = pair::measure(ctx, pair)?;
     let probe = Probe { graph: g, zero: &[&image_g], out: &image_g, node: entry, records: &record, count: 1, want };
-    let scratch = scratch_search::search(ctx, &probe, scratch_search::fullest_level(&m.level_bytes()))?;
+    let scratch = scratch_search::search(ctx, &probe, scratch_search::Payload::of_levels(&m.level_bytes()))?;
     let detail = format!("{n}x{n} Mandelbrot, {levels} levels (recursion {}), {} 2x2 leaves", levels - 1, m.leaves);
     Ok(row("refine", detail, setup.figures(), measured, scratch))
 }
