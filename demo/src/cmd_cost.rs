@@ -69,11 +69,12 @@ pub enum Command {
     PushDescriptorSet,
     PushConstants2,
     BindDescriptorSets2,
+    PushDescriptorSet2,
 }
 
 impl Command {
     /// Every command, in result order.
-    pub const ALL: [Command; 7] = [
+    pub const ALL: [Command; 8] = [
         Command::PushConstants,
         Command::BindDescriptorSets,
         Command::BindComputePipeline,
@@ -81,6 +82,7 @@ impl Command {
         Command::PushDescriptorSet,
         Command::PushConstants2,
         Command::BindDescriptorSets2,
+        Command::PushDescriptorSet2,
     ];
 
     /// The Vulkan name (with the bind point where it matters).
@@ -93,6 +95,7 @@ impl Command {
             Command::PushDescriptorSet => "vkCmdPushDescriptorSetKHR",
             Command::PushConstants2 => "vkCmdPushConstants2KHR",
             Command::BindDescriptorSets2 => "vkCmdBindDescriptorSets2KHR",
+            Command::PushDescriptorSet2 => "vkCmdPushDescriptorSet2KHR",
         }
     }
 
@@ -104,6 +107,9 @@ impl Command {
             Command::PushDescriptorSet => Some("needs VK_KHR_push_descriptor"),
             Command::PushConstants2 | Command::BindDescriptorSets2 => {
                 Some("needs VK_KHR_maintenance6 with the maintenance6 feature")
+            }
+            Command::PushDescriptorSet2 => {
+                Some("needs VK_KHR_maintenance6 with the maintenance6 feature and VK_KHR_push_descriptor")
             }
         }
     }
@@ -398,6 +404,7 @@ impl Support {
             Command::BindGraphicsPipeline => self.graphics,
             Command::PushDescriptorSet => self.push_descriptor,
             Command::PushConstants2 | Command::BindDescriptorSets2 => self.maintenance6,
+            Command::PushDescriptorSet2 => self.maintenance6 && self.push_descriptor,
         }
     }
 }
@@ -707,11 +714,8 @@ impl Recorder<'_> {
                 }
                 Command::PushDescriptorSet => {
                     let f = self.push_descriptor.ok_or_else(missing)?;
-                    let info = [vk::DescriptorBufferInfo { buffer: self.storage, offset: 0, range: vk::WHOLE_SIZE }];
-                    let writes = [vk::WriteDescriptorSet::default()
-                        .dst_binding(0)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(&info)];
+                    let info = [self.pushed_buffer()];
+                    let writes = [Self::pushed_write(&info)];
                     for _ in 0..iters {
                         f.cmd_push_descriptor_set(cb, compute, self.push_layout, 0, &writes);
                     }
@@ -734,9 +738,37 @@ impl Recorder<'_> {
                         f.cmd_bind_descriptor_sets2(cb, &info);
                     }
                 }
+                Command::PushDescriptorSet2 => {
+                    let f = self.maintenance6.ok_or_else(missing)?;
+                    let buffers = [self.pushed_buffer()];
+                    let writes = [Self::pushed_write(&buffers)];
+                    let info = vk::PushDescriptorSetInfoKHR::default()
+                        .stage_flags(stages)
+                        .layout(self.push_layout)
+                        .set(0)
+                        .descriptor_writes(&writes);
+                    for _ in 0..iters {
+                        f.cmd_push_descriptor_set2(cb, &info);
+                    }
+                }
             }
         }
         Ok(())
+    }
+}
+
+impl Recorder<'_> {
+    /// The one buffer a push points binding 0 at.
+    fn pushed_buffer(&self) -> vk::DescriptorBufferInfo {
+        vk::DescriptorBufferInfo { buffer: self.storage, offset: 0, range: vk::WHOLE_SIZE }
+    }
+
+    /// The one write a push makes: `info` at binding 0.
+    fn pushed_write<'a>(info: &'a [vk::DescriptorBufferInfo]) -> vk::WriteDescriptorSet<'a> {
+        vk::WriteDescriptorSet::default()
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(info)
     }
 }
 
@@ -901,5 +933,9 @@ mod tests {
             assert_eq!(core.offers(c), c.requirement().is_none(), "{}", c.name());
             assert!(all.offers(c));
         }
+        // The maintenance6 push needs push descriptors too.
+        let m6 = Support { maintenance6: true, ..core };
+        assert!(!m6.offers(Command::PushDescriptorSet2));
+        assert!(m6.offers(Command::PushConstants2));
     }
 }
