@@ -8,7 +8,9 @@
 //! for the graph bind point, or (modern lane) with maintenance6's
 //! `vkCmdPushDescriptorSetWithTemplate2KHR`; or (modern lane) everything
 //! goes through maintenance6's stage-addressed commands for the compute
-//! stage. Validation 1.3.239 runs with handle wrapping off in this file, for
+//! stage, the push twice (the layer shadows a repeated push to the compute
+//! and the graph bind point once: the graph must still read the second).
+//! Validation 1.3.239 runs with handle wrapping off in this file, for
 //! the maintenance6 commands it does not know (see `graph_maintenance6.rs`).
 
 use ash::vk;
@@ -72,6 +74,9 @@ fn run(push_mode: Push) {
         params.write_u32(&[1000, 0, 0, 0]).expect("bias");
         let results = dev.create_host_buffer(4 * 64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("results");
         results.write_u32(&[0; 64]).expect("clear");
+        // Pushed first where the push is repeated: must stay untouched.
+        let decoy = dev.create_host_buffer(4 * 64, vk::BufferUsageFlags::STORAGE_BUFFER).expect("decoy");
+        decoy.write_u32(&[0; 64]).expect("clear");
 
         // SAFETY: (block) valid device; every object is destroyed below.
         unsafe {
@@ -214,13 +219,21 @@ fn run(push_mode: Push) {
                         ssbo_info.as_ptr().cast(),
                     ),
                     Push::Writes2 => {
-                        let writes = [pushed];
-                        let push_set = vk::PushDescriptorSetInfoKHR::default()
-                            .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                            .layout(layout)
-                            .set(1)
-                            .descriptor_writes(&writes);
-                        maintenance6.cmd_push_descriptor_set2(cb, &push_set)
+                        // Twice, the decoy first: the second push has the
+                        // first one's shape, which the layer shadows once for
+                        // the compute and the graph bind point (a mirrored
+                        // push); the graph must read the second.
+                        let decoy_info =
+                            [vk::DescriptorBufferInfo { buffer: decoy.buffer, offset: 0, range: vk::WHOLE_SIZE }];
+                        let decoy_write = pushed.buffer_info(&decoy_info);
+                        for writes in [[decoy_write], [pushed]] {
+                            let push_set = vk::PushDescriptorSetInfoKHR::default()
+                                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                                .layout(layout)
+                                .set(1)
+                                .descriptor_writes(&writes);
+                            maintenance6.cmd_push_descriptor_set2(cb, &push_set)
+                        }
                     }
                     Push::Template2 => {
                         let push = vk::PushDescriptorSetWithTemplateInfoKHR::default()
@@ -251,6 +264,7 @@ fn run(push_mode: Push) {
                 want[(base + s) as usize] = s * scale + 1000;
             }
             assert_eq!(results.read_u32(64).expect("read"), want);
+            assert_eq!(decoy.read_u32(64).expect("read decoy"), vec![0; 64], "the repeated push's first buffer");
 
             d.destroy_descriptor_update_template(template, None);
             d.destroy_pipeline(graph, None);

@@ -10,7 +10,7 @@ use super::objects::forget_then_forward;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
 use crate::device::{retire_command_buffers, DeviceState};
-use crate::state::command_buffer::{latest_entry, Shadow};
+use crate::state::command_buffer::{latest_entry, BindPointState, Shadow};
 use ash::vk;
 use std::ffi::c_void;
 
@@ -423,7 +423,9 @@ pub(super) unsafe fn shadow_writes(
 /// leaves (it moves each entry to the end in turn, keeping their order).
 /// False where the shapes differ; the general path then writes every
 /// write again, those already overwritten with the same values. Also the
-/// hooks' short path: it cannot panic (see [`super::hook`]).
+/// hooks' short path: it cannot panic (see [`super::hook`]). False too
+/// while a push is mirrored (`Shadow::mirror`): the general path settles
+/// it.
 ///
 /// # Safety
 /// Every write must be valid for its descriptor type.
@@ -433,7 +435,22 @@ pub(super) unsafe fn repush(
     (point, layout, set): (vk::PipelineBindPoint, vk::PipelineLayout, u32),
     writes: &[vk::WriteDescriptorSet<'_>],
 ) -> bool {
-    let Some(Some(pushed)) = s.bind_point_mut(point).and_then(|state| state.pushed_sets.get_mut(set as usize)) else {
+    // SAFETY: caller's contract.
+    s.sets_if_settled(point).is_some_and(|state| unsafe { repush_at(state, layout, set, writes) })
+}
+
+/// [`repush`] at one bind point's state.
+///
+/// # Safety
+/// Every write must be valid for its descriptor type.
+#[inline(always)]
+pub(super) unsafe fn repush_at(
+    state: &mut BindPointState,
+    layout: vk::PipelineLayout,
+    set: u32,
+    writes: &[vk::WriteDescriptorSet<'_>],
+) -> bool {
+    let Some(Some(pushed)) = state.pushed_sets.get_mut(set as usize) else {
         return false;
     };
     if pushed.layout != layout || pushed.writes.len() != writes.len() {

@@ -405,7 +405,10 @@ unsafe fn dispatch_context(
 ) -> Option<DispatchContext> {
     // SAFETY: valid command buffer.
     let state = unsafe { device_of(cb) }?;
-    let cb_state = state.with_command_buffer(cb, |s| s.clone());
+    let mut cb_state = state.with_command_buffer(cb, |s| s.clone());
+    // The copy's graph bind point gets its mirrored pushes; the command
+    // buffer's own state keeps them mirrored for its next pushes.
+    cb_state.settle();
     if cb_state.secondary {
         tracing::error!(
             "{name}: {cb:?} is a secondary command buffer; graph dispatches are only allowed in primary \

@@ -323,6 +323,14 @@ pub(crate) struct Shadow {
     pub viewports: Vec<[f32; 6]>,
     pub scissors: Vec<vk::Rect2D>,
     pub push_constants: PushConstants,
+    /// Set numbers (bit `n`: set `n`, below 32) whose push at the graph bind
+    /// point is the one at the compute bind point, kept up to date at the
+    /// compute point alone: a stage-addressed push reaching both
+    /// (`vkCmdPushDescriptorSet2KHR` with the compute stage) then costs one
+    /// shadow write, not two (see [`Shadow::mirror`]). [`Shadow::sets_at`]
+    /// and [`Shadow::settle`] give the graph point its own copy before
+    /// anything else reads or changes either point's sets.
+    mirrored: u32,
 }
 
 impl Shadow {
@@ -335,6 +343,8 @@ impl Shadow {
         }
     }
 
+    /// The state at `bind_point` as it is: its pipeline, or its sets where
+    /// nothing is mirrored (see [`Self::sets_at`]).
     pub(crate) fn bind_point_mut(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
         match bind_point {
             vk::PipelineBindPoint::COMPUTE => Some(&mut self.compute),
@@ -342,6 +352,65 @@ impl Shadow {
             vk::PipelineBindPoint::GRAPHICS => Some(&mut self.graphics),
             _ => None,
         }
+    }
+
+    /// The state at `bind_point` to read or change its sets: the graph
+    /// point's mirrored pushes settled first (see [`Self::mirrored`]).
+    #[inline(always)]
+    pub(crate) fn sets_at(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
+        if self.mirrored != 0 {
+            self.settle();
+        }
+        self.bind_point_mut(bind_point)
+    }
+
+    /// [`Self::sets_at`] where nothing is mirrored, else `None` (no
+    /// settling: the hooks' short paths decline instead, and the general
+    /// path settles).
+    #[inline(always)]
+    pub(crate) fn sets_if_settled(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
+        if self.mirrored != 0 {
+            return None;
+        }
+        self.bind_point_mut(bind_point)
+    }
+
+    /// Gives the graph bind point its own copy of each push it mirrors.
+    #[cold]
+    pub(crate) fn settle(&mut self) {
+        let mut bits = std::mem::take(&mut self.mirrored);
+        while bits != 0 {
+            let index = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (from, to) = (self.compute.pushed_sets.get(index), self.graph.pushed_sets.get_mut(index));
+            if let (Some(Some(from)), Some(Some(to))) = (from, to) {
+                to.clone_from(from);
+            }
+        }
+    }
+
+    /// Marks set `set`'s push at the graph bind point as the compute
+    /// point's from now on, where both points hold the same push for it
+    /// (pushes merge with the set's earlier ones, so the same push can
+    /// leave two bind points different): call it right after a push to
+    /// both; later pushes to both may then write the compute point's alone
+    /// ([`Self::mirrored_compute`]). Set numbers from 32 on are not
+    /// mirrored.
+    pub(crate) fn mirror(&mut self, set: u32) {
+        let index = set as usize;
+        let compute = self.compute.pushed_sets.get(index).and_then(Option::as_ref);
+        let graph = self.graph.pushed_sets.get(index).and_then(Option::as_ref);
+        if set < 32 && compute.is_some() && compute == graph {
+            self.mirrored |= 1 << set;
+        }
+    }
+
+    /// The compute point's state, for a push to both it and the graph
+    /// point, where the graph point mirrors set `set`'s push (no settling:
+    /// the graph's copy stays behind until something else needs it).
+    #[inline(always)]
+    pub(crate) fn mirrored_compute(&mut self, set: u32) -> Option<&mut BindPointState> {
+        (set < 32 && self.mirrored & (1 << set) != 0).then_some(&mut self.compute)
     }
 
     /// Records `vkCmdBindDescriptorSets`; `dynamic_counts[i]` is the number of
@@ -358,7 +427,7 @@ impl Shadow {
         if dynamic_offsets.is_empty() && self.rebind(bind_point, layout, first_set, sets) {
             return;
         }
-        if let Some(state) = self.bind_point_mut(bind_point) {
+        if let Some(state) = self.sets_at(bind_point) {
             state.bind_general(layout, first_set as usize, sets, dynamic_offsets, dynamic_counts);
         }
     }
@@ -366,7 +435,9 @@ impl Shadow {
     /// [`Self::bind_sets`] without dynamic offsets where that only changes
     /// handles (see [`BindPointState::rebind`]); false otherwise, and then
     /// `bind_sets` must follow. The hooks try it first: it is most calls'
-    /// whole work.
+    /// whole work. (A mirrored push leaves both points with a pushed set,
+    /// which `BindPointState::rebind` declines before it writes anything:
+    /// no settling here.)
     #[inline(always)]
     pub(crate) fn rebind(
         &mut self,
@@ -388,7 +459,7 @@ impl Shadow {
         set: u32,
         layout: vk::PipelineLayout,
     ) -> Option<&mut Vec<PushedDescriptor>> {
-        let state = self.bind_point_mut(bind_point)?;
+        let state = self.sets_at(bind_point)?;
         let index = set as usize;
         // A push after a push with the same layout (the common case): the
         // set number has no other binding (binding it another way forgets
@@ -422,7 +493,7 @@ impl Shadow {
         buffer_indices: &[u32],
         offsets: &[vk::DeviceSize],
     ) {
-        let Some(state) = self.bind_point_mut(bind_point) else { return };
+        let Some(state) = self.sets_at(bind_point) else { return };
         for (i, (&buffer_index, &offset)) in buffer_indices.iter().zip(offsets).enumerate() {
             let index = first_set as usize + i;
             state.forget_set_binding(index);
@@ -440,7 +511,7 @@ impl Shadow {
         layout: vk::PipelineLayout,
         set: u32,
     ) {
-        let Some(state) = self.bind_point_mut(bind_point) else { return };
+        let Some(state) = self.sets_at(bind_point) else { return };
         let index = set as usize;
         state.forget_set_binding(index);
         if let Some(x) = state.buffer_offsets.get_mut(index) {
@@ -633,7 +704,12 @@ mod tests {
 
     /// A push of storage buffers `(binding, buffer)` to set 0 with `l`, as the hooks make it.
     fn push(cb: &mut Shadow, l: vk::PipelineLayout, writes: &[(u32, u64)]) {
-        let list = cb.pushed_writes(vk::PipelineBindPoint::COMPUTE, 0, l).unwrap();
+        push_at(cb, vk::PipelineBindPoint::COMPUTE, l, writes);
+    }
+
+    /// Pushes storage buffers `(binding, buffer)` to set 0 at `point`.
+    fn push_at(cb: &mut Shadow, point: vk::PipelineBindPoint, l: vk::PipelineLayout, writes: &[(u32, u64)]) {
+        let list = cb.pushed_writes(point, 0, l).unwrap();
         for &(binding, buffer) in writes {
             let e = latest_entry(list, binding, 0);
             e.reset(binding, 0, vk::DescriptorType::STORAGE_BUFFER);
@@ -642,8 +718,39 @@ mod tests {
     }
 
     fn buffers_of(cb: &Shadow) -> Vec<(u32, u64)> {
-        let pushed = cb.compute.pushed_sets[0].as_ref().unwrap();
+        buffers_at(&cb.compute)
+    }
+
+    /// (binding, buffer) of each write pushed to set 0 of `state`.
+    fn buffers_at(state: &BindPointState) -> Vec<(u32, u64)> {
+        let pushed = state.pushed_sets[0].as_ref().unwrap();
         pushed.writes.iter().map(|w| (w.binding, w.buffers[0].0.as_raw())).collect()
+    }
+
+    /// A push both bind points hold alike is mirrored: later pushes write
+    /// the compute point's alone, and the graph point gets them when its
+    /// sets are next read or changed (here a bind at the compute point,
+    /// which must not take the graph point's push with it).
+    #[test]
+    fn mirrored_pushes_reach_the_graph_point_when_settled() {
+        let (compute, graph) = (vk::PipelineBindPoint::COMPUTE, crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH);
+        let mut cb = Shadow::default();
+        push_at(&mut cb, compute, layout(1), &[(0, 7)]);
+        push_at(&mut cb, graph, layout(1), &[(1, 8), (0, 7)]);
+        cb.mirror(0);
+        assert!(cb.mirrored_compute(0).is_none(), "the graph point holds another binding too: not mirrored");
+        push_at(&mut cb, compute, layout(1), &[(1, 8)]);
+        push_at(&mut cb, compute, layout(1), &[(0, 7)]);
+        cb.mirror(0);
+        let state = cb.mirrored_compute(0).expect("alike: mirrored");
+        state.pushed_sets[0].as_mut().unwrap().writes[1].buffers[0].0 = vk::Buffer::from_raw(9);
+        assert_eq!(buffers_at(&cb.graph), [(1, 8), (0, 7)], "the graph point's copy waits");
+        cb.bind_sets(compute, layout(1), 0, &[set(3)], &[], &[]);
+        assert_eq!(buffers_at(&cb.graph), [(1, 8), (0, 9)], "settled before the bind");
+        assert_eq!(cb.compute.pushed_sets[0], None, "the bind forgets the compute point's push alone");
+        assert!(cb.mirrored_compute(0).is_none());
+        cb.mirror(40);
+        assert!(cb.mirrored_compute(40).is_none(), "set numbers from 32 on are never mirrored");
     }
 
     #[test]
