@@ -371,7 +371,7 @@ mod tests {
 
     #[test]
     fn pass_through_sections() {
-        let cost = |without_ns, layer_amdx_ns| Cost { command: "c", without_ns, layer_ns: without_ns, layer_amdx_ns };
+        let cost = |without_ns, layer_amdx_ns| Cost::new("c", without_ns, without_ns, layer_amdx_ns);
         let p = Figures {
             device: "d".into(),
             iters: 10,

@@ -19,7 +19,10 @@
 //! rounds), so that a change of the machine's pace, which moves the
 //! driver's own cost by up to 2x between seconds on a shared host, falls on
 //! all three alike; the result is the median ns/call per thread over
-//! threads and rounds, per command and configuration. While it measures,
+//! threads and rounds, per command and configuration, and what the layer
+//! adds is the median of the differences between samples of the same round
+//! and thread. Fewer threads than [`ROTATED_LANES`] run proportionally
+//! more rounds, so that every figure is a median of as many samples. While it measures,
 //! the cores its threads leave free spin ([`BusyCores`]), so that every
 //! thread count runs at the machine's all-core clock; a pool is reset
 //! keeping its memory. [`PassThrough::measure`] is the one-thread case.
@@ -115,24 +118,51 @@ impl Command {
     }
 }
 
-/// Median ns/call of one command in each configuration.
+/// Median ns/call of one command in each configuration, and what the
+/// layer adds: the median of the differences between samples taken back to
+/// back (the same round and thread), which a change of the machine's pace
+/// between rounds moves less than the difference of the medians.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
     pub command: &'static str,
     pub without_ns: f64,
     pub layer_ns: f64,
     pub layer_amdx_ns: f64,
+    layer_added: f64,
+    layer_amdx_added: f64,
 }
 
 impl Cost {
+    /// From the medians alone: what the layer adds is their difference.
+    pub fn new(command: &'static str, without_ns: f64, layer_ns: f64, layer_amdx_ns: f64) -> Cost {
+        let (layer_added, layer_amdx_added) = (layer_ns - without_ns, layer_amdx_ns - without_ns);
+        Cost { command, without_ns, layer_ns, layer_amdx_ns, layer_added, layer_amdx_added }
+    }
+
+    /// From paired samples: `[without, layer, layer+amdx]`, the i-th of
+    /// each taken back to back.
+    fn from_samples(command: &'static str, [without, layer, amdx]: [&[f64]; 3]) -> Cost {
+        let added = |with: &[f64]| median(&mut with.iter().zip(without).map(|(w, o)| w - o).collect::<Vec<_>>());
+        let (layer_added, layer_amdx_added) = (added(layer), added(amdx));
+        let m = |v: &[f64]| median(&mut v.to_vec());
+        Cost {
+            command,
+            without_ns: m(without),
+            layer_ns: m(layer),
+            layer_amdx_ns: m(amdx),
+            layer_added,
+            layer_amdx_added,
+        }
+    }
+
     /// What the layer adds when enabled but the extension is not.
     pub fn layer_added_ns(&self) -> f64 {
-        self.layer_ns - self.without_ns
+        self.layer_added
     }
 
     /// What the layer adds with the extension enabled (emulation active).
     pub fn layer_amdx_added_ns(&self) -> f64 {
-        self.layer_amdx_ns - self.without_ns
+        self.layer_amdx_added
     }
 }
 
@@ -260,10 +290,14 @@ impl PassThrough {
         self.measure_threads(iters, repeats, 1)
     }
 
-    /// One warm-up round, then `repeats` rounds of `iters` calls of each
-    /// command per thread, `threads` threads at once, in each
-    /// configuration; the medians over threads and rounds, in
-    /// [`Command::ALL`] order (skipped commands left out).
+    /// One warm-up round, then rounds of `iters` calls of each command per
+    /// thread, `threads` threads at once, in each configuration: `repeats`
+    /// rounds for [`ROTATED_LANES`] threads or more, `ROTATED_LANES /
+    /// threads` times as many for fewer, so that every thread count's
+    /// figures are medians of as many samples (a single thread's of 9 were
+    /// moved by every change of the machine's pace); the medians over
+    /// threads and rounds, in [`Command::ALL`] order (skipped commands
+    /// left out).
     pub fn measure_threads(&mut self, iters: u32, repeats: u32, threads: u32) -> Result<Vec<Cost>, String> {
         if iters == 0 || repeats == 0 {
             return Err("iterations and repeats must be > 0".into());
@@ -286,7 +320,8 @@ impl PassThrough {
         for s in &mut samples {
             s.resize(self.commands.len(), Vec::new());
         }
-        for r in 0..repeats as usize {
+        let rounds = repeats as usize * (ROTATED_LANES / threads as usize).max(1);
+        for r in 0..rounds {
             for (i, &command) in self.commands.iter().enumerate() {
                 // The configurations back to back, rotated so that none
                 // always runs first (cache, clock).
@@ -303,12 +338,7 @@ impl PassThrough {
             .commands
             .iter()
             .enumerate()
-            .map(|(i, c)| Cost {
-                command: c.name(),
-                without_ns: median(&mut samples[0][i]),
-                layer_ns: median(&mut samples[1][i]),
-                layer_amdx_ns: median(&mut samples[2][i]),
-            })
+            .map(|(i, c)| Cost::from_samples(c.name(), [&samples[0][i], &samples[1][i], &samples[2][i]]))
             .collect();
         Ok(costs)
     }
@@ -899,15 +929,28 @@ mod tests {
     use super::{median, scaling, Command, Cost, Support, ThreadRun};
 
     fn cost(command: &'static str, without_ns: f64, layer_amdx_ns: f64) -> Cost {
-        Cost { command, without_ns, layer_ns: without_ns, layer_amdx_ns }
+        Cost::new(command, without_ns, without_ns, layer_amdx_ns)
     }
 
     #[test]
     fn medians_and_differences() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-        let c = Cost { command: "x", without_ns: 10.0, layer_ns: 12.0, layer_amdx_ns: 15.0 };
+        let c = Cost::new("x", 10.0, 12.0, 15.0);
         assert_eq!((c.layer_added_ns(), c.layer_amdx_added_ns()), (2.0, 5.0));
+    }
+
+    /// What the layer adds is the median of paired differences: the
+    /// machine slowing down in the middle of a round (here between the
+    /// third round's `without` and its `layer+amdx`) moves the medians'
+    /// difference, not it.
+    #[test]
+    fn added_cost_pairs_samples_taken_together() {
+        let without = [10.0, 10.0, 10.0, 20.0, 20.0];
+        let amdx = [13.0, 13.0, 23.0, 23.0, 23.0];
+        let c = Cost::from_samples("x", [&without, &without, &amdx]);
+        assert_eq!((c.without_ns, c.layer_amdx_ns), (10.0, 23.0));
+        assert_eq!((c.layer_added_ns(), c.layer_amdx_added_ns()), (0.0, 3.0));
     }
 
     #[test]
