@@ -7,77 +7,78 @@
 //! all-core one, from process to process, and the layer's added cost per
 //! call moved with it by up to 2.7× (`vkCmdPushConstants`: +5.4 to +6.4 ns
 //! in three processes, +14.8 in another, 2026-11-27), while 16 threads
-//! always ran at the all-core clock. With the other 15 cores spinning, one
-//! thread measured what 16 do to within 2 ns for every command, in each of
-//! three processes: comparing thread counts then shows what the threads do
-//! to each other (shared locks, cache lines), not the clock.
+//! always ran at the all-core clock. The load has to be like the measured
+//! work: with the other 15 cores running shell loops, one thread measured
+//! what 16 do to within 2 ns in each of three processes, but with threads
+//! spinning on an integer loop in registers it still ran at the raised
+//! clock in two processes of five. `cmd_cost` has them record commands
+//! (see `PassThrough::measure_threads`).
 
-use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
-/// Threads spinning on integer work until dropped.
-pub struct BusyCores {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+/// Runs `measure` while `count` threads run `work(i, stop)` (thread `i`
+/// of `count`), each until `stop` is set, which happens when `measure`
+/// returns or unwinds; the threads are joined before this returns. A
+/// thread that cannot be started is left out (they only steady the clock).
+pub fn while_busy<R>(count: usize, work: impl Fn(usize, &AtomicBool) + Sync, measure: impl FnOnce() -> R) -> R {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for i in 0..count {
+            let (work, stop) = (&work, &stop);
+            // A thread that does not start only leaves a core idle.
+            let _ = std::thread::Builder::new().name(format!("busy-core-{i}")).spawn_scoped(s, move || work(i, stop));
+        }
+        let _stops = StopOnDrop(&stop);
+        measure()
+    })
 }
 
-impl BusyCores {
-    /// Starts `count` spinning threads (as many as could be started: a
-    /// failure to start one leaves fewer, never an error, since they only
-    /// steady the clock).
-    pub fn start(count: usize) -> BusyCores {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..count)
-            .filter_map(|i| {
-                let stop = stop.clone();
-                std::thread::Builder::new().name(format!("busy-core-{i}")).spawn(move || spin(&stop)).ok()
-            })
-            .collect();
-        BusyCores { stop, threads }
-    }
+/// Sets its flag when dropped (also when the measurement unwinds, so that
+/// the scope's join does not wait forever).
+struct StopOnDrop<'a>(&'a AtomicBool);
 
-    /// How many threads spin.
-    pub fn count(&self) -> usize {
-        self.threads.len()
-    }
-}
-
-impl Drop for BusyCores {
+impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            // A spinner cannot panic; nothing to report if one did.
-            let _ = t.join();
-        }
-    }
-}
-
-/// Integer work (an xorshift), like a core running code, rather than a
-/// `pause` loop, which a core may run at a lower power and so at a higher
-/// clock; checks `stop` every 4,096 steps.
-fn spin(stop: &AtomicBool) {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    while !stop.load(Ordering::Relaxed) {
-        for _ in 0..4096 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-        }
-        x = black_box(x);
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::BusyCores;
+    use super::while_busy;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
-    fn spinners_start_and_stop() {
-        let busy = BusyCores::start(2);
-        assert_eq!(busy.count(), 2);
-        drop(busy); // joins: the test would hang if a spinner never stopped
-        assert_eq!(BusyCores::start(0).count(), 0);
+    fn workers_run_until_the_measurement_ends() {
+        let started = AtomicUsize::new(0);
+        let r = while_busy(
+            2,
+            |_, stop| {
+                started.fetch_add(1, Ordering::Relaxed);
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            },
+            || 7,
+        );
+        // Joined: both ran, and the test would hang if one never stopped.
+        assert_eq!((r, started.load(Ordering::Relaxed)), (7, 2));
+        assert_eq!(while_busy(0, |_, _| unreachable!(), || 8), 8);
+    }
+
+    #[test]
+    fn workers_stop_when_the_measurement_panics() {
+        let caught = std::panic::catch_unwind(|| {
+            while_busy(
+                1,
+                |_, stop| {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                },
+                || panic!("measurement failed"),
+            )
+        });
+        assert!(caught.is_err());
     }
 }

@@ -22,16 +22,19 @@
 //! threads and rounds, per command and configuration, and what the layer
 //! adds is the median of the differences between samples of the same round
 //! and thread. Fewer threads than [`ROTATED_LANES`] run proportionally
-//! more rounds, so that every figure is a median of as many samples. While it measures,
-//! the cores its threads leave free spin ([`BusyCores`]), so that every
-//! thread count runs at the machine's all-core clock; a pool is reset
-//! keeping its memory. [`PassThrough::measure`] is the one-thread case.
+//! more rounds, so that every figure is a median of as many samples. While
+//! it measures, the cores its threads leave free record plain push
+//! constants on the device without the layer ([`busy_cores`]), so that
+//! every thread count runs at the clock of all cores recording; a pool is
+//! reset keeping its memory. [`PassThrough::measure`] is the one-thread
+//! case.
 //!
 //! Commands that need what a device lacks (a graphics queue and dynamic
 //! rendering, `VK_KHR_push_descriptor`, `VK_KHR_maintenance6`) are left
 //! out and listed by [`PassThrough::skipped`], never faked.
 
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, RwLock};
 use std::time::Instant;
 
@@ -42,7 +45,7 @@ use vk_host::render::graphics_family;
 use vk_host::submit::{command_buffer, compute_family};
 use vk_host::{Buffer, StorageBindings};
 
-use crate::busy_cores::BusyCores;
+use crate::busy_cores;
 use crate::vkutil;
 
 /// `shaders/cmd_cost.vert`: the graphics pipeline's vertex shader.
@@ -61,6 +64,9 @@ pub const MAX_THREADS: u32 = 256;
 /// record into different memory from round to round and no one buffer's
 /// place in memory decides a figure.
 const ROTATED_LANES: usize = 16;
+
+/// Calls a load thread records between checks of its stop flag.
+const LOAD_CALLS: u32 = 10_000;
 
 /// A measured `vkCmd*` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,7 +241,7 @@ pub struct PassThrough {
     /// The commands all three devices can record, in [`Command::ALL`] order.
     commands: Vec<Command>,
     /// Keep the cores the recording threads leave free busy while measuring
-    /// ([`BusyCores`]; on unless [`PassThrough::leave_other_cores_idle`]).
+    /// ([`busy_cores`]; on unless [`PassThrough::leave_other_cores_idle`]).
     other_cores_busy: bool,
 }
 
@@ -259,8 +265,9 @@ impl PassThrough {
         Ok(Self { rigs, commands, other_cores_busy: true })
     }
 
-    /// Measures without [`BusyCores`]: fewer threads than cores then run at
-    /// whatever clock the machine gives them (see `busy_cores`).
+    /// Measures with the cores the threads leave free idle: fewer threads
+    /// than cores then run at whatever clock the machine gives them (see
+    /// [`busy_cores`]).
     pub fn leave_other_cores_idle(&mut self) {
         self.other_cores_busy = false;
     }
@@ -306,11 +313,23 @@ impl PassThrough {
             return Err(format!("threads must be 1 to {MAX_THREADS}, not {threads}"));
         }
         let idle = cores().unwrap_or(0).saturating_sub(threads as usize);
-        let _busy = BusyCores::start(if self.other_cores_busy { idle } else { 0 });
+        let busy = if self.other_cores_busy { idle } else { 0 };
         let lanes = (threads as usize).max(ROTATED_LANES);
         for rig in &mut self.rigs {
             rig.ensure_lanes(lanes)?;
         }
+        self.rigs[0].ensure_load_lanes(busy)?;
+        let (load, load_lanes) = (self.rigs[0].recorder(), &self.rigs[0].load_lanes);
+        let keep_busy = |i: usize, stop: &AtomicBool| {
+            if let Some(&lane) = load_lanes.get(i) {
+                load.keep_recording(lane, stop);
+            }
+        };
+        busy_cores::while_busy(busy, keep_busy, || self.measure_rounds(iters, repeats, threads))
+    }
+
+    /// [`Self::measure_threads`]' rounds, with the lanes made.
+    fn measure_rounds(&self, iters: u32, repeats: u32, threads: u32) -> Result<Vec<Cost>, String> {
         // Warm-up (allocator pools, page faults, the threads' first runs).
         for rig in &self.rigs {
             rig.round(&self.commands, iters.min(10_000), 0, threads as usize)?;
@@ -472,6 +491,9 @@ struct Rig {
     maintenance6: Option<ash::khr::maintenance6::Device>,
     /// One per recording thread, created as thread counts grow.
     lanes: Vec<Lane>,
+    /// One per thread keeping a core busy (the `without` configuration's
+    /// only), apart from `lanes`, which the rounds rotate through.
+    load_lanes: Vec<Lane>,
 }
 
 /// A device made for one configuration, and what was learnt making it.
@@ -515,6 +537,7 @@ impl Rig {
             push_descriptor: None,
             maintenance6: None,
             lanes: Vec::new(),
+            load_lanes: Vec::new(),
         };
         // On error `rig` drops and destroys what was created so far.
         rig.create_compute()?;
@@ -575,15 +598,25 @@ impl Rig {
 
     /// Creates lanes until there are `count`.
     fn ensure_lanes(&mut self, count: usize) -> Result<(), String> {
-        while self.lanes.len() < count {
-            let info = vk::CommandPoolCreateInfo::default().queue_family_index(self.family);
+        Self::add_lanes(&self.device, self.family, &mut self.lanes, count)
+    }
+
+    /// Creates load lanes until there are `count`.
+    fn ensure_load_lanes(&mut self, count: usize) -> Result<(), String> {
+        Self::add_lanes(&self.device, self.family, &mut self.load_lanes, count)
+    }
+
+    /// Adds lanes of `device` (`family`'s pools) to `lanes` until there are `count`.
+    fn add_lanes(device: &ash::Device, family: u32, lanes: &mut Vec<Lane>, count: usize) -> Result<(), String> {
+        while lanes.len() < count {
+            let info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
             // SAFETY: valid device and create info.
-            let pool = unsafe { self.device.create_command_pool(&info, None) }
+            let pool = unsafe { device.create_command_pool(&info, None) }
                 .map_err(|e| format!("vkCreateCommandPool: {e:?}"))?;
             // Stored before allocating so that drop destroys it on error.
-            self.lanes.push(Lane { pool, cb: vk::CommandBuffer::null() });
-            let cb = command_buffer(&self.device, pool)?;
-            if let Some(lane) = self.lanes.last_mut() {
+            lanes.push(Lane { pool, cb: vk::CommandBuffer::null() });
+            let cb = command_buffer(device, pool)?;
+            if let Some(lane) = lanes.last_mut() {
                 lane.cb = cb;
             }
         }
@@ -683,6 +716,30 @@ impl Recorder<'_> {
             }
         }
         failure.map_or(Ok(out), Err)
+    }
+
+    /// Keeps a core busy until `stop` with recordings of plain push
+    /// constants into `lane` (a load lane of the configuration without the
+    /// layer: the measured threads' kind of work, which the CPU clocks as it
+    /// does theirs, touching nothing of the layer's). Returns at the first
+    /// error: a missing load only leaves a core idle.
+    fn keep_recording(&self, lane: Lane, stop: &AtomicBool) {
+        let push = [0u8; PUSH_BYTES as usize];
+        while !stop.load(Ordering::Relaxed) {
+            if self.begin(lane).is_err() {
+                return;
+            }
+            for _ in 0..LOAD_CALLS {
+                // SAFETY: `lane` is this thread's alone and recording; the
+                // layout belongs to the device and has the push range.
+                unsafe {
+                    self.device.cmd_push_constants(lane.cb, self.layout, vk::ShaderStageFlags::COMPUTE, 0, &push)
+                };
+            }
+            if self.end_and_reset(lane).is_err() {
+                return;
+            }
+        }
     }
 
     fn begin(&self, lane: Lane) -> Result<(), String> {
@@ -904,7 +961,7 @@ impl Drop for Rig {
         // every recording thread joined); null handles of objects never
         // created are ignored.
         unsafe {
-            for lane in &self.lanes {
+            for lane in self.lanes.iter().chain(&self.load_lanes) {
                 d.destroy_command_pool(lane.pool, None);
             }
             d.destroy_pipeline(self.graphics, None);

@@ -4,7 +4,7 @@
 //! ([`hello`]), the Mandelbrot refinement graph with its CPU model
 //! ([`refine`]) and the PNG picture the demo renders with it ([`picture`]),
 //! the mesh-node picture ([`sierpinski`]), and the pass-through cost
-//! measurement ([`cmd_cost`]) with the cores it leaves busy ([`busy_cores`]).
+//! measurement ([`cmd_cost`]) with the cores it keeps busy ([`busy_cores`]).
 
 pub mod busy_cores;
 pub mod cmd_cost;
