@@ -50,10 +50,7 @@ pub fn run(entry: &ash::Entry, device_index: usize, quick: bool) -> Result<Figur
          3 configurations ..."
     );
     let mut rigs = PassThrough::new(entry, device_index)?;
-    let mut runs = Vec::with_capacity(THREADS.len());
-    for threads in THREADS {
-        runs.push(ThreadRun { threads, costs: rigs.measure_threads(iters, repeats, threads)? });
-    }
+    let runs = rigs.measure_counts(iters, repeats, &THREADS)?;
     Ok(Figures {
         device: rigs.device().to_string(),
         iters,

@@ -297,69 +297,119 @@ impl PassThrough {
         self.measure_threads(iters, repeats, 1)
     }
 
-    /// One warm-up round, then rounds of `iters` calls of each command per
-    /// thread, `threads` threads at once, in each configuration: `repeats`
-    /// rounds for [`ROTATED_LANES`] threads or more, `ROTATED_LANES /
-    /// threads` times as many for fewer, so that every thread count's
-    /// figures are medians of as many samples (a single thread's of 9 were
-    /// moved by every change of the machine's pace); the medians over
-    /// threads and rounds, in [`Command::ALL`] order (skipped commands
-    /// left out).
+    /// [`Self::measure_counts`] for one thread count.
     pub fn measure_threads(&mut self, iters: u32, repeats: u32, threads: u32) -> Result<Vec<Cost>, String> {
+        let mut runs = self.measure_counts(iters, repeats, &[threads])?;
+        Ok(runs.pop().map(|r| r.costs).unwrap_or_default())
+    }
+
+    /// One warm-up round per thread count, then `repeats` passes, each of
+    /// rounds of `iters` calls of each command per thread, in each
+    /// configuration, for each of the thread counts `counts` in turn (so
+    /// that every count is measured in the same stretches of time): one
+    /// round for [`ROTATED_LANES`] threads or more, `ROTATED_LANES /
+    /// threads` for fewer, so that every count's figures are medians of as
+    /// many samples (one thread's of 9 moved with every change of the
+    /// machine's pace). While a count is measured, the cores its threads
+    /// leave free record too (see [`busy_cores`]). The medians over threads
+    /// and rounds, in [`Command::ALL`] order (skipped commands left out),
+    /// one [`ThreadRun`] per count.
+    pub fn measure_counts(&mut self, iters: u32, repeats: u32, counts: &[u32]) -> Result<Vec<ThreadRun>, String> {
         if iters == 0 || repeats == 0 {
             return Err("iterations and repeats must be > 0".into());
         }
-        if threads == 0 || threads > MAX_THREADS {
-            return Err(format!("threads must be 1 to {MAX_THREADS}, not {threads}"));
+        if let Some(&bad) = counts.iter().find(|&&t| t == 0 || t > MAX_THREADS) {
+            return Err(format!("threads must be 1 to {MAX_THREADS}, not {bad}"));
         }
-        let idle = cores().unwrap_or(0).saturating_sub(threads as usize);
-        let busy = if self.other_cores_busy { idle } else { 0 };
-        let lanes = (threads as usize).max(ROTATED_LANES);
+        let most = counts.iter().copied().max().unwrap_or(1) as usize;
         for rig in &mut self.rigs {
-            rig.ensure_lanes(lanes)?;
+            rig.ensure_lanes(most.max(ROTATED_LANES))?;
         }
-        self.rigs[0].ensure_load_lanes(busy)?;
+        let busy = |threads: u32| match self.other_cores_busy {
+            true => cores().unwrap_or(0).saturating_sub(threads as usize),
+            false => 0,
+        };
+        let most_busy = counts.iter().map(|&t| busy(t)).max().unwrap_or(0);
+        self.rigs[0].ensure_load_lanes(most_busy)?;
+        let mut samples: Vec<Samples> = counts.iter().map(|_| Samples::new(self.commands.len())).collect();
+        for pass in 0..=repeats as usize {
+            for (&threads, samples) in counts.iter().zip(&mut samples) {
+                // Pass 0 warms up (allocator pools, page faults, the
+                // threads' first runs) and is not kept.
+                let kept = pass > 0;
+                let rounds = if kept { (ROTATED_LANES / threads as usize).max(1) } else { 1 };
+                let calls = if kept { iters } else { iters.min(10_000) };
+                let first_round = pass.saturating_sub(1) * rounds;
+                let measure = || self.rounds(calls, first_round..first_round + rounds, threads as usize);
+                let taken = self.while_others_record(busy(threads), measure)?;
+                if kept {
+                    samples.add(taken);
+                }
+            }
+        }
+        let runs = counts
+            .iter()
+            .zip(samples)
+            .map(|(&threads, s)| ThreadRun { threads, costs: s.costs(&self.commands) })
+            .collect();
+        Ok(runs)
+    }
+
+    /// Runs `measure` while `busy` threads record on the load lanes.
+    fn while_others_record<R>(&self, busy: usize, measure: impl FnOnce() -> R) -> R {
         let (load, load_lanes) = (self.rigs[0].recorder(), &self.rigs[0].load_lanes);
         let keep_busy = |i: usize, stop: &AtomicBool| {
             if let Some(&lane) = load_lanes.get(i) {
                 load.keep_recording(lane, stop);
             }
         };
-        busy_cores::while_busy(busy, keep_busy, || self.measure_rounds(iters, repeats, threads))
+        busy_cores::while_busy(busy, keep_busy, measure)
     }
 
-    /// [`Self::measure_threads`]' rounds, with the lanes made.
-    fn measure_rounds(&self, iters: u32, repeats: u32, threads: u32) -> Result<Vec<Cost>, String> {
-        // Warm-up (allocator pools, page faults, the threads' first runs).
-        for rig in &self.rigs {
-            rig.round(&self.commands, iters.min(10_000), 0, threads as usize)?;
-        }
-        // samples[configuration][command]: one value per thread and round.
-        let mut samples: [Vec<Vec<f64>>; 3] = Default::default();
-        for s in &mut samples {
-            s.resize(self.commands.len(), Vec::new());
-        }
-        let rounds = repeats as usize * (ROTATED_LANES / threads as usize).max(1);
-        for r in 0..rounds {
+    /// Rounds `rounds` (numbers, which pick the lanes and the order of the
+    /// configurations) of `threads` threads.
+    fn rounds(&self, iters: u32, rounds: std::ops::Range<usize>, threads: usize) -> Result<Samples, String> {
+        let mut taken = Samples::new(self.commands.len());
+        for r in rounds {
             for (i, &command) in self.commands.iter().enumerate() {
                 // The configurations back to back, rotated so that none
                 // always runs first (cache, clock).
                 for k in 0..self.rigs.len() {
                     let c = (r + k) % self.rigs.len();
-                    let first = r * threads as usize;
-                    for per_thread in self.rigs[c].round(&[command], iters, first, threads as usize)? {
-                        samples[c][i].extend(per_thread);
+                    for per_thread in self.rigs[c].round(&[command], iters, r * threads, threads)? {
+                        taken.0[c][i].extend(per_thread);
                     }
                 }
             }
         }
-        let costs = self
-            .commands
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Cost::from_samples(c.name(), [&samples[0][i], &samples[1][i], &samples[2][i]]))
-            .collect();
-        Ok(costs)
+        Ok(taken)
+    }
+}
+
+/// One thread count's samples, `[configuration][command]`, one value per
+/// thread and round, the configurations' i-th values taken back to back.
+struct Samples([Vec<Vec<f64>>; 3]);
+
+impl Samples {
+    fn new(commands: usize) -> Samples {
+        let mut s: [Vec<Vec<f64>>; 3] = Default::default();
+        for c in &mut s {
+            c.resize(commands, Vec::new());
+        }
+        Samples(s)
+    }
+
+    fn add(&mut self, taken: Samples) {
+        for (mine, taken) in self.0.iter_mut().zip(taken.0) {
+            for (m, t) in mine.iter_mut().zip(taken) {
+                m.extend(t);
+            }
+        }
+    }
+
+    fn costs(&self, commands: &[Command]) -> Vec<Cost> {
+        let [w, l, a] = &self.0;
+        commands.iter().enumerate().map(|(i, c)| Cost::from_samples(c.name(), [&w[i], &l[i], &a[i]])).collect()
     }
 }
 

@@ -81,14 +81,13 @@ fn run() -> Result<(), String> {
     let cores = cmd_cost::cores();
     let skipped = rigs.skipped();
     let mut runs = Vec::new();
-    for &threads in &args.threads {
-        let costs = rigs.measure_threads(args.iters, args.repeats, threads)?;
-        println!("\n{threads} thread(s), each its own command pool:");
-        if let Some(c) = cores.filter(|&c| threads as usize > c) {
+    for run in rigs.measure_counts(args.iters, args.repeats, &args.threads)? {
+        println!("\n{} thread(s), each its own command pool:", run.threads);
+        if let Some(c) = cores.filter(|&c| run.threads as usize > c) {
             println!("(more threads than the {c} cores: the times include waiting for a core)");
         }
-        cmd_cost::print_table(&costs, &skipped);
-        runs.push(ThreadRun { threads, costs });
+        cmd_cost::print_table(&run.costs, &skipped);
+        runs.push(run);
     }
     cmd_cost::print_scaling(&runs);
     if let Some(path) = &args.json {
