@@ -21,7 +21,7 @@
 //! all three alike; the result is the median ns/call per thread over
 //! threads and rounds, per command and configuration, and what the layer
 //! adds is the median of the differences between samples of the same round
-//! and thread. Fewer threads than [`ROTATED_LANES`] run proportionally
+//! and thread. Fewer threads than `ROTATED_LANES` (16) run proportionally
 //! more rounds, so that every figure is a median of as many samples. While
 //! it measures, the cores its threads leave free record plain push
 //! constants on the device without the layer ([`busy_cores`]), so that
@@ -307,7 +307,7 @@ impl PassThrough {
     /// rounds of `iters` calls of each command per thread, in each
     /// configuration, for each of the thread counts `counts` in turn (so
     /// that every count is measured in the same stretches of time): one
-    /// round for [`ROTATED_LANES`] threads or more, `ROTATED_LANES /
+    /// round for `ROTATED_LANES` (16) threads or more, `ROTATED_LANES /
     /// threads` for fewer, so that every count's figures are medians of as
     /// many samples (one thread's of 9 moved with every change of the
     /// machine's pace). While a count is measured, the cores its threads
