@@ -22,7 +22,7 @@
 //! `vkCmdBindDescriptorBufferEmbeddedSamplers2EXT` follow their stage flags
 //! like the others (see [`super::descriptor_buffer`]).
 
-use super::commands::{repush, repush_at, shadow_sets, shadow_writes};
+use super::commands::{repush_at, shadow_sets, shadow_writes};
 use super::guard::guard_command;
 use super::hook::{general, short};
 use super::lookup::{recording, ValidCommandBuffer};
@@ -189,8 +189,11 @@ unsafe fn repush_points(
             return unsafe { repush_at(compute, layout, set, writes) };
         }
     }
-    // SAFETY: caller's contract.
-    points.iter().all(|&p| unsafe { repush(s, (p, layout, set), writes) })
+    // Each point, where this set is not mirrored (another set may be).
+    points.iter().all(|&p| {
+        // SAFETY: caller's contract.
+        s.push_at_unless_mirrored(p, set).is_some_and(|state| unsafe { repush_at(state, layout, set, writes) })
+    })
 }
 
 /// Forwards a call whose info pointer is null (invalid usage the driver

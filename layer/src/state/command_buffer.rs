@@ -366,13 +366,35 @@ impl Shadow {
 
     /// [`Self::sets_at`] where nothing is mirrored, else `None` (no
     /// settling: the hooks' short paths decline instead, and the general
-    /// path settles).
+    /// path settles). One compare: for the pushes that do not mirror.
     #[inline(always)]
     pub(crate) fn sets_if_settled(&mut self, bind_point: vk::PipelineBindPoint) -> Option<&mut BindPointState> {
         if self.mirrored != 0 {
             return None;
         }
         self.bind_point_mut(bind_point)
+    }
+
+    /// The state at `bind_point` to change set `set`'s push, where that
+    /// push is not mirrored, else `None` (as [`Self::sets_if_settled`]).
+    /// Other sets' mirrored pushes stay as they are: stage-addressed
+    /// pushes to two sets in turn keep both mirrored.
+    #[inline(always)]
+    pub(crate) fn push_at_unless_mirrored(
+        &mut self,
+        bind_point: vk::PipelineBindPoint,
+        set: u32,
+    ) -> Option<&mut BindPointState> {
+        if self.mirrors(set) {
+            return None;
+        }
+        self.bind_point_mut(bind_point)
+    }
+
+    /// Whether set `set`'s push is mirrored (see [`Self::mirrored`]).
+    #[inline(always)]
+    fn mirrors(&self, set: u32) -> bool {
+        set < 32 && self.mirrored & (1 << set) != 0
     }
 
     /// Gives the graph bind point its own copy of each push it mirrors.
@@ -410,7 +432,7 @@ impl Shadow {
     /// the graph's copy stays behind until something else needs it).
     #[inline(always)]
     pub(crate) fn mirrored_compute(&mut self, set: u32) -> Option<&mut BindPointState> {
-        (set < 32 && self.mirrored & (1 << set) != 0).then_some(&mut self.compute)
+        self.mirrors(set).then_some(&mut self.compute)
     }
 
     /// Records `vkCmdBindDescriptorSets`; `dynamic_counts[i]` is the number of
@@ -751,6 +773,21 @@ mod tests {
         assert!(cb.mirrored_compute(0).is_none());
         cb.mirror(40);
         assert!(cb.mirrored_compute(40).is_none(), "set numbers from 32 on are never mirrored");
+    }
+
+    /// A short-path push declines for a mirrored set only: pushes to two
+    /// sets in turn keep the other's mirror.
+    #[test]
+    fn a_mirror_holds_back_pushes_to_its_own_set_only() {
+        let (compute, graph) = (vk::PipelineBindPoint::COMPUTE, crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH);
+        let mut cb = Shadow::default();
+        for point in [compute, graph] {
+            push_at(&mut cb, point, layout(1), &[(0, 7)]);
+        }
+        cb.mirror(0);
+        assert!(cb.push_at_unless_mirrored(compute, 0).is_none(), "set 0 is mirrored");
+        assert!(cb.push_at_unless_mirrored(graph, 1).is_some(), "set 1 is not");
+        assert!(cb.mirrored_compute(0).is_some(), "and set 0 stays mirrored");
     }
 
     #[test]
