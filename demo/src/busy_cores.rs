@@ -12,7 +12,9 @@
 //! what 16 do to within 2 ns in each of three processes, but with threads
 //! spinning on an integer loop in registers it still ran at the raised
 //! clock in two processes of five. `cmd_cost` has them record commands
-//! (see `PassThrough::measure_threads`).
+//! (see `PassThrough::measure_counts`); one thread still measures less
+//! than 16 there, in every process, the driver's own cost too (see
+//! `bench/README.md`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

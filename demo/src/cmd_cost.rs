@@ -25,9 +25,8 @@
 //! more rounds, so that every figure is a median of as many samples. While
 //! it measures, the cores its threads leave free record plain push
 //! constants on the device without the layer ([`busy_cores`]), so that
-//! every thread count runs at the clock of all cores recording; a pool is
-//! reset keeping its memory. [`PassThrough::measure`] is the one-thread
-//! case.
+//! every thread count runs with all cores busy; a pool is reset keeping
+//! its memory. [`PassThrough::measure`] is the one-thread case.
 //!
 //! Commands that need what a device lacks (a graphics queue and dynamic
 //! rendering, `VK_KHR_push_descriptor`, `VK_KHR_maintenance6`) are left
