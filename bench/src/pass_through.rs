@@ -1,8 +1,8 @@
 //! Pass-through overhead per `vkCmd*` call with the layer enabled and
 //! unused: `demo`'s `cmd_cost` measurement ([`demo::cmd_cost`]) run on the
 //! bench's device with 1, 4 and 16 recording threads (each its own command
-//! pool) and the other cores kept busy, CPU time of recording only
-//! (nothing is submitted).
+//! pool), the counts measured in turn and the other cores recording too,
+//! CPU time of recording only (nothing is submitted).
 
 use demo::cmd_cost::{self, PassThrough, Skipped, ThreadRun};
 
@@ -25,9 +25,9 @@ pub struct Figures {
     /// CPU cores the bench could use (`None` when unknown): with more
     /// threads than cores, the times include waiting for a core.
     pub cores: Option<usize>,
-    /// The cores the recording threads left free spun while they
-    /// recorded (`demo::busy_cores`: every thread count at the all-core
-    /// clock).
+    /// The cores the measured threads left free recorded too while they
+    /// were measured (`demo::busy_cores`: every thread count with all
+    /// cores busy).
     pub other_cores_busy: bool,
     /// Commands the device cannot record, left out of every run.
     pub skipped: Vec<Skipped>,
