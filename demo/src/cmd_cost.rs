@@ -9,7 +9,7 @@
 //! - `layer+amdx`: same instance, device with `VK_AMDX_shader_enqueue`
 //!   enabled (emulation active: the layer's `vkCmd*` hooks shadow state).
 //!
-//! [`PassThrough::measure_threads`] runs `threads` recording threads at
+//! [`PassThrough::measure_counts`] runs each thread count's recording threads at
 //! once, each with its own command pool and command buffer (pools are
 //! externally synchronized). For every [`Command`] the device offers, each
 //! thread begins its buffer, waits at a shared barrier, records `iters`
@@ -26,7 +26,7 @@
 //! it measures, the cores its threads leave free record plain push
 //! constants on the device without the layer ([`busy_cores`]), so that
 //! every thread count runs with all cores busy; a pool is reset keeping
-//! its memory. [`PassThrough::measure`] is the one-thread case.
+//! its memory.
 //!
 //! Commands that need what a device lacks (a graphics queue and dynamic
 //! rendering, `VK_KHR_push_descriptor`, `VK_KHR_maintenance6`) are left
@@ -289,17 +289,6 @@ impl PassThrough {
             .filter(|c| !self.commands.contains(c))
             .map(|c| Skipped { command: c.name(), why: c.requirement().unwrap_or("not offered") })
             .collect()
-    }
-
-    /// [`PassThrough::measure_threads`] with one thread.
-    pub fn measure(&mut self, iters: u32, repeats: u32) -> Result<Vec<Cost>, String> {
-        self.measure_threads(iters, repeats, 1)
-    }
-
-    /// [`Self::measure_counts`] for one thread count.
-    pub fn measure_threads(&mut self, iters: u32, repeats: u32, threads: u32) -> Result<Vec<Cost>, String> {
-        let mut runs = self.measure_counts(iters, repeats, &[threads])?;
-        Ok(runs.pop().map(|r| r.costs).unwrap_or_default())
     }
 
     /// One warm-up round per thread count, then `repeats` passes, each of
