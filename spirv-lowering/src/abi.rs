@@ -76,7 +76,9 @@
 //! without outputs before its code runs, a node whose last allocation or
 //! grid enqueue every invocation passes once right after it, others at
 //! their end. Payload index faults, which may come later, go straight into
-//! the final host status word, which finishers OR their status into.
+//! the final host status word, which finishers OR their status into. A
+//! dispatch's last level of nodes without outputs counts nothing and has no
+//! finisher ([`LEVEL_UNCOUNTED`]): the finisher before it ends the dispatch.
 //!
 //! # Mesh nodes drawn once
 //! Where no mesh node shares input and no output mixes mesh and compute
@@ -444,6 +446,24 @@ impl FrameGeometry {
     }
 }
 
+/// [`NodePush::level`]'s bits that number the level.
+pub const LEVEL_MASK: u32 = (1 << 30) - 1;
+/// [`NodePush::level`]: this level counts nothing and has no finisher. The
+/// layer sets it on a dispatch's last level when that is not level 0 and
+/// every node that can have records there is a compute node without
+/// outputs: such a level changes no counter and raises no status into
+/// `GraphContext::status` (its index faults go to the host's words), so
+/// the finisher before it ends the dispatch instead (see
+/// [`LEVEL_NEXT_UNCOUNTED`]). Its kernels read the tag as it was before
+/// that finisher moved it on by two.
+pub const LEVEL_UNCOUNTED: u32 = 1 << 31;
+/// [`NodePush::level`]: the next level is [`LEVEL_UNCOUNTED`], so this
+/// level's finisher does what that level's would have: it advances the tag
+/// by two, clears this parity's launches and advances the pin, as when
+/// nothing is launched next. Nothing is launched after the next level (it
+/// is the dispatch's last, and nothing reuses its launches).
+pub const LEVEL_NEXT_UNCOUNTED: u32 = 1 << 30;
+
 /// The push-constant member block of every lowered kernel.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -452,7 +472,9 @@ pub struct NodePush {
     pub dispatch: u64,
     /// Device address of the [`GraphContext`].
     pub ctx: u64,
-    /// The level being run (its parity picks the per-parity tables).
+    /// The level being run (its parity picks the per-parity tables), in
+    /// the bits of [`LEVEL_MASK`], with [`LEVEL_UNCOUNTED`] and
+    /// [`LEVEL_NEXT_UNCOUNTED`].
     pub level: u32,
     /// This node's slot.
     pub slot: u32,

@@ -31,10 +31,15 @@ pub struct Push {
     pub dispatch: Word,
     /// `PSB GraphContext*`.
     pub ctx: Word,
+    /// The level's number (`abi::LEVEL_MASK`).
     pub level: Word,
     pub slot: Word,
     /// `bool`: the level is odd (parity 1).
     pub odd: Word,
+    /// `bool`: `abi::LEVEL_UNCOUNTED`.
+    pub uncounted: Word,
+    /// `bool`: `abi::LEVEL_NEXT_UNCOUNTED`.
+    pub next_uncounted: Word,
 }
 
 /// Loads the node push block.
@@ -46,15 +51,22 @@ pub fn push(ir: &mut Ir, a: &Abi, pv: &PushVar, b: &mut Body) -> Push {
     };
     let d = member(ir, b, 0, pv.ptr_u64, a.u64);
     let c = member(ir, b, 1, pv.ptr_u64, a.u64);
-    let level = member(ir, b, 2, pv.ptr_u32, a.u32);
+    let word = member(ir, b, 2, pv.ptr_u32, a.u32);
     let slot = member(ir, b, 3, pv.ptr_u32, a.u32);
     let dispatch = b.addr_ptr(ir, a.p_dispatch, d);
     let ctx = b.addr_ptr(ir, a.p_ctx, c);
-    let one = ir.c_u32(1);
-    let bit = b.bin(ir, Op::BitwiseAnd, a.u32, level, one);
     let zero = ir.c_u32(0);
-    let odd = b.bin(ir, Op::INotEqual, a.bool_, bit, zero);
-    Push { dispatch, ctx, level, slot, odd }
+    let mut flag = |ir: &mut Ir, bits: u32| {
+        let mask = ir.c_u32(bits);
+        let bit = b.bin(ir, Op::BitwiseAnd, a.u32, word, mask);
+        b.bin(ir, Op::INotEqual, a.bool_, bit, zero)
+    };
+    let odd = flag(ir, 1);
+    let uncounted = flag(ir, crate::abi::LEVEL_UNCOUNTED);
+    let next_uncounted = flag(ir, crate::abi::LEVEL_NEXT_UNCOUNTED);
+    let mask = ir.c_u32(crate::abi::LEVEL_MASK);
+    let level = b.bin(ir, Op::BitwiseAnd, a.u32, word, mask);
+    Push { dispatch, ctx, level, slot, odd, uncounted, next_uncounted }
 }
 
 /// Pointer to the `GraphContext` array field starting at member `base` (two
@@ -427,6 +439,17 @@ impl CtxVars {
     /// The tag of the frames this level reads (`GraphContext::tag`).
     pub fn tag(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
         b.op(ir, Op::Load, a.u32, vec![id(self.tag)])
+    }
+
+    /// After `fill`, in a level that counts nothing (`uncounted`,
+    /// `abi::LEVEL_UNCOUNTED`): the tag the finisher before it moved on by
+    /// two, less the one it would have added after this level.
+    pub fn step_back_tag(&self, ir: &mut Ir, a: &Abi, b: &mut Body, uncounted: Word) {
+        let tag = self.tag(ir, a, b);
+        let (zero, one) = (ir.c_u32(0), ir.c_u32(1));
+        let back = b.select(ir, a.u32, uncounted, one, zero);
+        let tag = b.bin(ir, Op::ISub, a.u32, tag, back);
+        b.store_plain(self.tag, tag);
     }
 
     /// The tag of the running dispatch's pinned frames, `PIN_TAG | pinned`.

@@ -11,7 +11,9 @@
 //! 2. per level: each node that can have records at that level, as an
 //!    indirect dispatch whose arguments the previous level's last workgroup
 //!    wrote (see `spirv_lowering::abi`), then one barrier; the finishers
-//!    write the status words straight into the host's memory;
+//!    write the status words straight into the host's memory; a last level
+//!    of nodes without outputs counts nothing and has no finisher (see
+//!    `Dispatch::uncounted_level`);
 //! 3. the application's compute state (pipeline, descriptor sets, push
 //!    descriptors, push constants) bound again.
 //!
@@ -49,7 +51,9 @@ use super::status::StatusTarget;
 use crate::state::command_buffer::{OpenPass, Shadow};
 use ash::vk;
 use meta_shaders::{EntryPush, GridsPush, PlanPush};
-use spirv_lowering::abi::{NodeDispatch, NodePush, DONE_GROUPS_BYTES, FIRST_TAG};
+use spirv_lowering::abi::{
+    NodeDispatch, NodePush, DONE_GROUPS_BYTES, FIRST_TAG, LEVEL_NEXT_UNCOUNTED, LEVEL_UNCOUNTED,
+};
 use std::cell::Cell;
 use std::collections::BTreeSet;
 
@@ -180,13 +184,34 @@ impl Dispatch<'_> {
         }
     }
 
-    /// The `NodePush` of node `slot` at level `d` launched by `launch`.
-    fn node_push(&self, d: usize, slot: usize, launch: Launch) -> NodePush {
+    /// The `NodePush` of node `slot` at level `d` launched by `launch`, the
+    /// level's number carrying `flags` (`abi::LEVEL_UNCOUNTED`,
+    /// `abi::LEVEL_NEXT_UNCOUNTED`).
+    fn node_push(&self, d: usize, slot: usize, launch: Launch, flags: u32) -> NodePush {
         let dispatch = match launch {
             Launch::Indirect(offset) => self.base() + offset,
             Launch::Direct { dispatch, .. } | Launch::Staged { dispatch, .. } => dispatch,
         };
-        NodePush { dispatch, ctx: self.context(), level: d as u32, slot: slot as u32 }
+        NodePush { dispatch, ctx: self.context(), level: d as u32 | flags, slot: slot as u32 }
+    }
+
+    /// The level that counts nothing and has no finisher
+    /// (`abi::LEVEL_UNCOUNTED`), if any: the last, when it is not level 0
+    /// and every node that can have records there is a compute node without
+    /// outputs (whose kernels skip their count in such a level). Not where
+    /// mesh nodes are drawn once after the levels: the finisher that moves
+    /// their pin on stays the last one (kept as it was; no test has that
+    /// shape with a last level of compute nodes).
+    fn uncounted_level(&self, levels: &[BTreeSet<usize>]) -> Option<usize> {
+        if self.graph.mesh_drawn_once() {
+            return None;
+        }
+        let d = levels.len().checked_sub(1).filter(|&d| d > 0)?;
+        let leaf = |&slot: &usize| {
+            let info = &self.graph.graph.nodes[slot].decl.info;
+            info.outputs.is_empty() && !info.mesh
+        };
+        levels[d].iter().all(leaf).then_some(d)
     }
 
     /// Level 0 from infos in device memory: `entry.comp` puts the records in
@@ -293,7 +318,7 @@ impl Dispatch<'_> {
                         r.bind_at(vk::PipelineBindPoint::GRAPHICS, mesh.pipeline);
                         r.bind_sets_at(vk::PipelineBindPoint::GRAPHICS, &self.cb_state.graph, Some(mesh.layout));
                         r.push_app_constants(self.cb_state, mesh.layout, false);
-                        let push = self.node_push(d, slot, launch);
+                        let push = self.node_push(d, slot, launch, 0);
                         r.push_to(mesh.layout, mesh.push_stages, mesh.push_offset, &push);
                         match launch {
                             Launch::Indirect(offset) => r.draw_mesh_indirect(offset),
@@ -333,7 +358,7 @@ impl Dispatch<'_> {
     /// Level `d`'s compute nodes `slots`, one dispatch each. The
     /// application's sets and push constants are bound with the graph's
     /// layout before the first (nothing the levels record disturbs them).
-    fn launch_nodes(&self, d: usize, slots: &[usize]) {
+    fn launch_nodes(&self, d: usize, slots: &[usize], flags: u32) {
         let (r, graph) = (&self.r, self.graph);
         for &slot in slots {
             let node = &graph.nodes[slot];
@@ -350,7 +375,7 @@ impl Dispatch<'_> {
                         if self.bound.replace(Some(node.pipeline)) != Some(node.pipeline) {
                             r.bind(node.pipeline);
                         }
-                        r.push(graph.layout, graph.push_offset, &self.node_push(d, slot, launch));
+                        r.push(graph.layout, graph.push_offset, &self.node_push(d, slot, launch, flags));
                         match launch {
                             Launch::Indirect(offset) => r.dispatch_indirect(offset),
                             Launch::Direct { groups: [x, y, z], .. } => r.dispatch_xyz(x, y, z),
@@ -367,7 +392,13 @@ impl Dispatch<'_> {
     fn run_levels(&self, levels: &[BTreeSet<usize>]) {
         let (r, graph) = (&self.r, self.graph);
         self.copy_counts(None, levels.first().map(|l| (0, l)));
+        let uncounted = self.uncounted_level(levels);
         for (d, level) in levels.iter().enumerate() {
+            let flags = match uncounted {
+                Some(u) if u == d => LEVEL_UNCOUNTED,
+                Some(u) if u == d + 1 => LEVEL_NEXT_UNCOUNTED,
+                _ => 0,
+            };
             r.label(
                 || format!("level {d}"),
                 || {
@@ -376,7 +407,7 @@ impl Dispatch<'_> {
                     if !drawn.is_empty() && self.draws_at_level(d) {
                         self.draw_mesh_nodes(d, &drawn);
                     }
-                    self.launch_nodes(d, &launched);
+                    self.launch_nodes(d, &launched, flags);
                     if d + 1 == levels.len() {
                         r.last_level_barrier(d, graph.mesh_drawn_once());
                     } else {

@@ -124,10 +124,17 @@ pub(super) fn around_code(
 ) {
     match point {
         DonePoint::BeforeCode => {
+            // In a level that counts nothing (`abi::LEVEL_UNCOUNTED`, the
+            // same for the whole level) only the code runs.
+            let counted = b.op(ir, Op::LogicalNot, cx.abi.bool_, vec![id(push.uncounted)]);
             let last = Last::declare(ir, cx, b, false);
+            let m = b.begin_if(ir, counted);
             count(ir, cx, b, push, &n, last, true);
+            b.end_if(m);
             code(ir, b);
+            let m = b.begin_if(ir, counted);
             finish_if_last(ir, cx, b, &n, last, finisher, true);
+            b.end_if(m);
         }
         DonePoint::AfterCode => {
             code(ir, b);

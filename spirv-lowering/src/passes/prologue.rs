@@ -24,9 +24,11 @@
 //!    function) when the node's code runs;
 //! 5. **done**: counts the workgroup done and, in the level's last
 //!    workgroup, calls the level finisher (see `epilogue`, `finisher`); a
-//!    node without outputs does this before step 4, a node whose last
-//!    counter change every invocation passes once does it there (inside
-//!    step 4). A mesh node (no finisher) skips this step.
+//!    node without outputs does this before step 4 (and skips it in a
+//!    level that counts nothing, `abi::LEVEL_UNCOUNTED`, whose tag it takes
+//!    one back in step 1), a node whose last counter change every
+//!    invocation passes once does it there (inside step 4). A mesh node (no
+//!    finisher) skips this step.
 //!
 //! With the `phase_clock` diagnostic the workgroup's start is timed, and
 //! each of steps 3 to 5 and its end (see `phases`).
@@ -67,6 +69,10 @@ pub fn run(
     let push = runtime::push(ir, &a, &cx.push, &mut b);
     phases::start(ir, cx, &mut b, push.level);
     cx.vars.ctx.fill(ir, &a, &mut b, push.ctx);
+    if finisher.is_some() && done == epilogue::DonePoint::BeforeCode {
+        // A node without outputs may run in a level that counts nothing.
+        cx.vars.ctx.step_back_tag(ir, &a, &mut b, push.uncounted);
+    }
     let src = Source::load(ir, cx, &mut b, &push);
     let at = position(ir, cx, &mut b, &push);
     prefetch::run(ir, cx, &mut b, &push, at.first);

@@ -107,6 +107,7 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, workgroup_s
     close_level(ir, cx, b, push, status, words);
     b.end_if(m);
     let none = b.bin(ir, Op::IEqual, a.bool_, launched, zero);
+    let none = b.bin(ir, Op::LogicalOr, a.bool_, none, push.next_uncounted);
     let m = b.begin_if(ir, none);
     for_each_slot(ir, cx, b, &lv, |ir, b, n| {
         let pinned = pinned(ir, cx, b, &lv, n);

@@ -25,9 +25,11 @@
 //!    the next needs no transfer), the tag advances, and a nonzero status
 //!    after this level goes to the host's words (after this level, and
 //!    final);
-//! 4. **nothing next**: when nothing is launched next, this parity's
-//!    arguments, which the level after next would otherwise reuse (no
-//!    finisher runs for an empty level), are zeroed.
+//! 4. **nothing next**: when nothing is launched next, or only a level
+//!    that counts nothing (`abi::LEVEL_NEXT_UNCOUNTED`: the tag then
+//!    advances by two in step 3), this parity's arguments, which the level
+//!    after next would otherwise reuse (no finisher runs for an empty
+//!    level), are zeroed, and the pin advances.
 //!
 //! Two forms: with the graph's tables and few slots to launch (`unrolled`),
 //! invocation 0 does every step in straight-line code from the slots'
@@ -258,7 +260,11 @@ fn close_level(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, status: Word, w
     let tag_p = b.field_ptr(ir, &a, a.s_ctx(), ctx, f::C_TAG);
     // The tag loaded at the kernel's start: no load on the way out.
     let tag = cx.vars.ctx.tag(ir, &a, b);
-    let tag1 = b.bin(ir, Op::IAdd, u, tag, one);
+    // Past the next level too where that one counts nothing (see
+    // `abi::LEVEL_NEXT_UNCOUNTED`).
+    let two = ir.c_u32(2);
+    let step = b.select(ir, u, push.next_uncounted, two, one);
+    let tag1 = b.bin(ir, Op::IAdd, u, tag, step);
     b.store(tag_p, tag1, 4);
     // The host's words start zero (and are cleared when read): a level that
     // raised nothing writes nothing there, so no level waits on a write

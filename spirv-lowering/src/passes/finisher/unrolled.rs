@@ -146,6 +146,7 @@ pub(super) fn emit(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push, t: &GraphTa
     clear_counts(ir, cx, b, launches.iter().filter(|l| !l.pinned()), ranks, grids);
     close_level(ir, cx, b, push, status, words);
     let none = b.bin(ir, Op::IEqual, a.bool_, total, zero);
+    let none = b.bin(ir, Op::LogicalOr, a.bool_, none, push.next_uncounted);
     let mn = b.begin_if(ir, none);
     let now = parity_table(ir, &a, b, push.ctx, t.dispatches, push.odd, false);
     let now = b.addr_ptr(ir, a.p_dispatch, now);
