@@ -452,9 +452,14 @@ impl CtxVars {
         b.store_plain(self.tag, tag);
     }
 
+    /// `GraphContext::pinned` as the kernel started.
+    pub fn pinned(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
+        b.op(ir, Op::Load, a.u32, vec![id(self.pinned)])
+    }
+
     /// The tag of the running dispatch's pinned frames, `PIN_TAG | pinned`.
     pub fn pin(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
-        let pinned = b.op(ir, Op::Load, a.u32, vec![id(self.pinned)]);
+        let pinned = self.pinned(ir, a, b);
         let bit = ir.c_u32(crate::abi::PIN_TAG);
         b.bin(ir, Op::BitwiseOr, a.u32, pinned, bit)
     }
@@ -462,7 +467,7 @@ impl CtxVars {
     /// The tag of the pinned frames a draw after the levels reads (the last
     /// finisher has advanced `pinned` by then).
     pub fn pin_drawn(&self, ir: &mut Ir, a: &Abi, b: &mut Body) -> Word {
-        let pinned = b.op(ir, Op::Load, a.u32, vec![id(self.pinned)]);
+        let pinned = self.pinned(ir, a, b);
         let one = ir.c_u32(1);
         let before = b.bin(ir, Op::ISub, a.u32, pinned, one);
         let bit = ir.c_u32(crate::abi::PIN_TAG);

@@ -295,7 +295,9 @@ fn advance_pin(ir: &mut Ir, cx: &Ctx, b: &mut Body, push: &Push) {
     let a = cx.abi;
     let one = ir.c_u32(1);
     let p = b.field_ptr(ir, &a, a.s_ctx(), push.ctx, f::C_PINNED);
-    let pinned = b.load(ir, a.u32, p, 4);
+    // Loaded at the kernel's start (only a dispatch's last finisher changes
+    // it): no round trip at the dispatch's end.
+    let pinned = cx.vars.ctx.pinned(ir, &a, b);
     let next = b.bin(ir, Op::IAdd, a.u32, pinned, one);
     b.store(p, next, 4);
 }
