@@ -262,8 +262,9 @@ impl DerefMut for CommandBufferState {
 pub(crate) struct StatusSlot {
     pub slot: u32,
     pub graph: vk::Pipeline,
-    /// The nodes dispatched at each level, as `"name"[index]` lists.
-    pub levels: std::sync::Arc<[String]>,
+    /// The node slots dispatched at each level (named by `names` when a
+    /// report needs them).
+    pub levels: crate::graph::levels::Levels,
     /// What the fault record's numbers name (the graph's, shared).
     pub names: Arc<GraphNames>,
     /// Its timestamps, when the `profile` setting is on.

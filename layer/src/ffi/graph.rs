@@ -367,25 +367,13 @@ impl DispatchContext {
     /// there, so that its submissions are checked at the next host
     /// synchronisation point.
     fn remember(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
-        let entry = status.map(|StatusTarget { slot, .. }| {
-            let names = self.graph.names.clone();
-            let levels: Vec<String> = recorded
-                .levels
-                .iter()
-                .map(|level| {
-                    let nodes: Vec<&str> =
-                        level.iter().filter_map(|&n| names.nodes.get(n)).map(String::as_str).collect();
-                    nodes.join(", ")
-                })
-                .collect();
-            StatusSlot {
-                slot,
-                graph: self.graph.handle,
-                levels: levels.into(),
-                names,
-                profile: recorded.profile,
-                statistics: recorded.statistics,
-            }
+        let entry = status.map(|StatusTarget { slot, .. }| StatusSlot {
+            slot,
+            graph: self.graph.handle,
+            levels: recorded.levels,
+            names: self.graph.names.clone(),
+            profile: recorded.profile,
+            statistics: recorded.statistics,
         });
         // One look-up of the command buffer's state for both.
         self.state.with_command_buffer(cb, |s| {

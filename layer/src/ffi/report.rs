@@ -326,7 +326,10 @@ pub(crate) fn locate(slot: &StatusSlot, words: &[u32]) -> String {
     // Word d + 1 was taken after level d (the final word after the last level).
     let level = (first - 1).min(slot.levels.len().saturating_sub(1));
     match slot.levels.get(level) {
-        Some(nodes) => format!("at level {level}, which ran {nodes}"),
+        Some(nodes) => {
+            let names: Vec<&str> = nodes.iter().filter_map(|&n| slot.names.nodes.get(n)).map(String::as_str).collect();
+            format!("at level {level}, which ran {}", names.join(", "))
+        }
         None => "before any level ran".into(),
     }
 }
@@ -504,6 +507,7 @@ pub(super) unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn a_signalled_fence_settles_the_earlier_submissions_of_its_queue() {
@@ -517,11 +521,12 @@ mod tests {
 
     #[test]
     fn the_first_level_with_a_problem_is_named() {
+        let names = GraphNames { nodes: vec!["\"a\"[0]".into(), "\"b\"[0]".into()], ..Default::default() };
         let slot = StatusSlot {
             slot: 0,
             graph: vk::Pipeline::null(),
-            levels: vec!["\"a\"[0]".to_string(), "\"b\"[0]".to_string()].into(),
-            names: Default::default(),
+            levels: vec![BTreeSet::from([0]), BTreeSet::from([1])].into(),
+            names: names.into(),
             profile: None,
             statistics: None,
         };
@@ -681,7 +686,7 @@ mod tests {
         let slot = StatusSlot {
             slot: 0,
             graph: vk::Pipeline::null(),
-            levels: vec!["\"spill\"[0]".to_string()].into(),
+            levels: vec![BTreeSet::from([2])].into(),
             names: names().into(),
             profile: None,
             statistics: None,

@@ -15,7 +15,7 @@ use crate::state::command_buffer::{
     BindPointState, OpenPass, PushedSet, RenderPassInstance, RenderingAttachment, RenderingInstance, Shadow,
 };
 use ash::vk;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 
 /// `vkCmdUpdateBuffer` takes at most 65536 bytes a call.
 const UPDATE_CHUNK: usize = 65536;
@@ -360,16 +360,31 @@ impl Recorder<'_> {
         }
     }
 
+    /// Runs `f` inside a debug-utils label named `name()`, made only where
+    /// labels are recorded.
     pub(super) fn label<R>(&self, name: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
-        if self.vk().debug_utils.is_none() || self.device.instance.settings.without_labels {
+        if !self.labels_on() {
             return f();
         }
         let name = CString::new(name()).unwrap_or_default();
-        let label = vk::DebugUtilsLabelEXT::default().label_name(&name);
+        self.label_named(&name, f)
+    }
+
+    /// [`Self::label`] with a name made beforehand (`pipeline::GraphLabels`:
+    /// the labels every dispatch records).
+    pub(super) fn label_named<R>(&self, name: &CStr, f: impl FnOnce() -> R) -> R {
+        if !self.labels_on() {
+            return f();
+        }
+        let label = vk::DebugUtilsLabelEXT::default().label_name(name);
         self.vk().cmd_begin_label(self.cb, &label);
         let result = f();
         self.vk().cmd_end_label(self.cb);
         result
+    }
+
+    fn labels_on(&self) -> bool {
+        self.vk().debug_utils.is_some() && !self.device.instance.settings.without_labels
     }
 
     /// Binds the sets and push descriptors recorded for a bind point at

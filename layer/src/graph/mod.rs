@@ -20,7 +20,7 @@
 //! range), looked up by the hooks.
 //!
 //! Inside, from the bottom up (a module imports only from those before it):
-//! [`link`], [`frames`], [`dump`], [`lowered_cache`], [`statistics`], [`staging`] and
+//! [`link`], [`levels`], [`frames`], [`dump`], [`lowered_cache`], [`statistics`], [`staging`] and
 //! [`profile`] (which take the driver's entry points as arguments, since
 //! [`gpu::Gpu`] holds their pools); [`scratch`], [`errors`], [`describe`];
 //! [`gpu`]; [`stage`], [`status`], [`driver`]; [`kernels`], [`mesh`];
@@ -35,6 +35,7 @@ pub mod errors;
 pub mod frames;
 pub mod gpu;
 pub mod kernels;
+pub mod levels;
 pub mod link;
 pub mod lowered_cache;
 pub mod mesh;

@@ -42,6 +42,7 @@ use super::commands::{restore_compute_state, restore_graphics_state, Recorder};
 use super::entry::{host_level, HostLevel};
 use super::errors::RecordError;
 use super::gpu::Gpu;
+use super::levels::Levels;
 use super::pipeline::{GraphPipeline, MetaPipelines};
 use super::profile::{self, Pass, Recording};
 use super::scratch::{context_words, words_of, DynamicLayout, ScratchTarget};
@@ -311,24 +312,21 @@ impl Dispatch<'_> {
             let node = &graph.nodes[slot];
             let Some(mesh) = &node.mesh else { continue };
             let pass = || Pass { kind: "mesh", level: Some(d as u32), node: Some((node.name.clone(), node.index)) };
-            r.label(
-                || format!("mesh node \"{}\" [{}]", node.name, node.index),
-                || {
-                    r.pass(pass, || {
-                        r.bind_at(vk::PipelineBindPoint::GRAPHICS, mesh.pipeline);
-                        r.bind_sets_at(vk::PipelineBindPoint::GRAPHICS, &self.cb_state.graph, Some(mesh.layout));
-                        r.push_app_constants(self.cb_state, mesh.layout, false);
-                        let push = self.node_push(d, slot, launch, 0);
-                        r.push_to(mesh.layout, mesh.push_stages, mesh.push_offset, &push);
-                        match launch {
-                            Launch::Indirect(offset) => r.draw_mesh_indirect(offset),
-                            Launch::Direct { groups, .. } => r.draw_mesh(groups),
-                            // Never: `grids.comp` sizes no level with mesh nodes.
-                            Launch::Staged { buffer, offset, .. } => r.draw_mesh_indirect_in(buffer, offset),
-                        }
-                    })
-                },
-            );
+            r.label_named(&graph.labels.nodes[slot], || {
+                r.pass(pass, || {
+                    r.bind_at(vk::PipelineBindPoint::GRAPHICS, mesh.pipeline);
+                    r.bind_sets_at(vk::PipelineBindPoint::GRAPHICS, &self.cb_state.graph, Some(mesh.layout));
+                    r.push_app_constants(self.cb_state, mesh.layout, false);
+                    let push = self.node_push(d, slot, launch, 0);
+                    r.push_to(mesh.layout, mesh.push_stages, mesh.push_offset, &push);
+                    match launch {
+                        Launch::Indirect(offset) => r.draw_mesh_indirect(offset),
+                        Launch::Direct { groups, .. } => r.draw_mesh(groups),
+                        // Never: `grids.comp` sizes no level with mesh nodes.
+                        Launch::Staged { buffer, offset, .. } => r.draw_mesh_indirect_in(buffer, offset),
+                    }
+                })
+            });
         }
     }
 
@@ -368,22 +366,19 @@ impl Dispatch<'_> {
                 r.push_app_constants(self.cb_state, graph.layout, true);
             }
             let pass = || Pass { kind: "node", level: Some(d as u32), node: Some((node.name.clone(), node.index)) };
-            r.label(
-                || format!("node \"{}\" [{}]", node.name, node.index),
-                || {
-                    r.pass(pass, || {
-                        if self.bound.replace(Some(node.pipeline)) != Some(node.pipeline) {
-                            r.bind(node.pipeline);
-                        }
-                        r.push(graph.layout, graph.push_offset, &self.node_push(d, slot, launch, flags));
-                        match launch {
-                            Launch::Indirect(offset) => r.dispatch_indirect(offset),
-                            Launch::Direct { groups: [x, y, z], .. } => r.dispatch_xyz(x, y, z),
-                            Launch::Staged { buffer, offset, .. } => r.dispatch_indirect_in(buffer, offset),
-                        }
-                    })
-                },
-            );
+            r.label_named(&graph.labels.nodes[slot], || {
+                r.pass(pass, || {
+                    if self.bound.replace(Some(node.pipeline)) != Some(node.pipeline) {
+                        r.bind(node.pipeline);
+                    }
+                    r.push(graph.layout, graph.push_offset, &self.node_push(d, slot, launch, flags));
+                    match launch {
+                        Launch::Indirect(offset) => r.dispatch_indirect(offset),
+                        Launch::Direct { groups: [x, y, z], .. } => r.dispatch_xyz(x, y, z),
+                        Launch::Staged { buffer, offset, .. } => r.dispatch_indirect_in(buffer, offset),
+                    }
+                })
+            });
         }
     }
 
@@ -399,23 +394,21 @@ impl Dispatch<'_> {
                 Some(u) if u == d + 1 => LEVEL_NEXT_UNCOUNTED,
                 _ => 0,
             };
-            r.label(
-                || format!("level {d}"),
-                || {
-                    let (drawn, launched): (Vec<usize>, Vec<usize>) =
-                        level.iter().partition(|&&slot| graph.nodes[slot].mesh.is_some());
-                    if !drawn.is_empty() && self.draws_at_level(d) {
-                        self.draw_mesh_nodes(d, &drawn);
-                    }
-                    self.launch_nodes(d, &launched, flags);
-                    if d + 1 == levels.len() {
-                        r.last_level_barrier(d, graph.mesh_drawn_once());
-                    } else {
-                        r.level_barrier(Some(d));
-                    }
-                    self.copy_counts(Some(d), levels.get(d + 1).map(|l| (d + 1, l)));
-                },
-            );
+            let name = graph.labels.levels.get(d).map(|l| l.as_c_str()).unwrap_or_default();
+            r.label_named(name, || {
+                let (drawn, launched): (Vec<usize>, Vec<usize>) =
+                    level.iter().partition(|&&slot| graph.nodes[slot].mesh.is_some());
+                if !drawn.is_empty() && self.draws_at_level(d) {
+                    self.draw_mesh_nodes(d, &drawn);
+                }
+                self.launch_nodes(d, &launched, flags);
+                if d + 1 == levels.len() {
+                    r.last_level_barrier(d, graph.mesh_drawn_once());
+                } else {
+                    r.level_barrier(Some(d));
+                }
+                self.copy_counts(Some(d), levels.get(d + 1).map(|l| (d + 1, l)));
+            });
         }
         restore_compute_state(r, self.cb_state);
         if let Some(rendering) = self.rendering {
@@ -603,7 +596,7 @@ impl<'a> DispatchArgs<'a> {
 /// What a recorded dispatch ran, for the host's reports.
 pub struct Recorded {
     /// The nodes dispatched at each level.
-    pub levels: Vec<BTreeSet<usize>>,
+    pub levels: Levels,
     /// Its timestamps, when profiled.
     pub profile: Option<profile::Slot>,
     /// Its per-level counts, with the `statistics` setting.
@@ -617,20 +610,17 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
     let status = args.status.map_or(0, |s| s.address);
     let host = host_level(args.device, args.cb, (graph, args.meta), inputs, status)?;
     let entry_slots: BTreeSet<usize> = host.launches.keys().copied().collect();
-    let levels = graph.graph.levels(&entry_slots);
+    let levels = graph.levels.entered_at(&graph.graph, &entry_slots);
     let recording = args.profile(&levels);
     let run = args.begin(recording.as_ref(), &levels, Some(host))?;
-    run.r.label(
-        || format!("dispatch graph {:?}", graph.handle),
-        || {
-            if let Some(p) = &recording {
-                p.begin(run.r.vk(), run.r.cb);
-            }
-            run.open();
-            run.gpu_grids();
-            run.run_levels(&levels);
-        },
-    );
+    run.r.label_named(&graph.labels.dispatch, || {
+        if let Some(p) = &recording {
+            p.begin(run.r.vk(), run.r.cb);
+        }
+        run.open();
+        run.gpu_grids();
+        run.run_levels(&levels);
+    });
     let statistics = run.stats.map(|(_, s)| s);
     Ok(Recorded { levels, profile: recording.map(Recording::finish), statistics })
 }
@@ -642,22 +632,17 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
 pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Result<Recorded, RecordError> {
     layout_for(args.graph, &args.target)?;
     let graph = args.graph;
-    let entries: BTreeSet<usize> =
-        (0..graph.graph.nodes.len()).filter(|&n| graph.graph.nodes[n].decl.info.is_api_entry).collect();
-    let levels = graph.graph.levels(&entries);
+    let levels = graph.levels.at_api_entries(&graph.graph);
     let recording = args.profile(&levels);
     let run = args.begin(recording.as_ref(), &levels, None)?;
-    run.r.label(
-        || format!("dispatch graph {:?} (indirect)", graph.handle),
-        || {
-            if let Some(p) = &recording {
-                p.begin(run.r.vk(), run.r.cb);
-            }
-            run.open();
-            run.r.label(|| "graph inputs".into(), || run.device_entries(source));
-            run.run_levels(&levels);
-        },
-    );
+    run.r.label_named(&graph.labels.indirect, || {
+        if let Some(p) = &recording {
+            p.begin(run.r.vk(), run.r.cb);
+        }
+        run.open();
+        run.r.label(|| "graph inputs".into(), || run.device_entries(source));
+        run.run_levels(&levels);
+    });
     let statistics = run.stats.map(|(_, s)| s);
     Ok(Recorded { levels, profile: recording.map(Recording::finish), statistics })
 }
