@@ -3,8 +3,8 @@
 //! entry node and for an indirect dispatch's API entry nodes. Every
 //! dispatch records by them and its status slot keeps them, so that a
 //! report can name what ran at a level; computing and naming them on every
-//! dispatch took about a quarter of recording one (chain, callgrind on
-//! lavapipe).
+//! dispatch took about a fifth of recording one (chain, callgrind on
+//! lavapipe: 7k of 39k instructions).
 
 use super::link::Graph;
 use std::collections::BTreeSet;

@@ -71,7 +71,8 @@ pub struct GraphPipeline {
 }
 
 /// The debug-utils labels of a graph's dispatches, made once with the graph
-/// (formatting them took about a fifth of recording a small dispatch).
+/// (formatting them took about a quarter of recording a small dispatch
+/// where the device has `VK_EXT_debug_utils`: 8k of 32k instructions).
 #[derive(Debug)]
 pub struct GraphLabels {
     /// Around a dispatch from host records.
