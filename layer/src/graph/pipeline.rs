@@ -65,7 +65,7 @@ pub struct GraphPipeline {
     /// The `phase_clock` setting's table, reported when the graph goes.
     pub phases: Option<PhaseTable>,
     /// Its dispatches' levels, computed once each.
-    pub levels: LevelCache,
+    pub level_cache: LevelCache,
     /// The debug-utils labels its dispatches record.
     pub labels: GraphLabels,
 }
@@ -359,7 +359,7 @@ pub fn create_graph(
     std::mem::forget(layout_guard);
     let names = Arc::new(GraphNames::new(&graph, &schedules));
     let phases = phases.keep();
-    let levels = LevelCache::new(graph.nodes.len());
+    let level_cache = LevelCache::new(graph.nodes.len());
     let labels = GraphLabels::new(handle, &nodes);
     let created = GraphPipeline {
         handle,
@@ -373,7 +373,7 @@ pub fn create_graph(
         push_offset,
         names,
         phases,
-        levels,
+        level_cache,
         labels,
     };
     if let Some(dir) = graph_dir {

@@ -610,7 +610,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
     let status = args.status.map_or(0, |s| s.address);
     let host = host_level(args.device, args.cb, (graph, args.meta), inputs, status)?;
     let entry_slots: BTreeSet<usize> = host.launches.keys().copied().collect();
-    let levels = graph.levels.entered_at(&graph.graph, &entry_slots);
+    let levels = graph.level_cache.entered_at(&graph.graph, &entry_slots);
     let recording = args.profile(&levels);
     let run = args.begin(recording.as_ref(), &levels, Some(host))?;
     run.r.label_named(&graph.labels.dispatch, || {
@@ -632,7 +632,7 @@ pub fn dispatch(args: &DispatchArgs<'_>, inputs: &[EntryInput<'_>]) -> Result<Re
 pub fn dispatch_indirect(args: &DispatchArgs<'_>, source: IndirectSource) -> Result<Recorded, RecordError> {
     layout_for(args.graph, &args.target)?;
     let graph = args.graph;
-    let levels = graph.levels.at_api_entries(&graph.graph);
+    let levels = graph.level_cache.at_api_entries(&graph.graph);
     let recording = args.profile(&levels);
     let run = args.begin(recording.as_ref(), &levels, None)?;
     run.r.label_named(&graph.labels.indirect, || {
