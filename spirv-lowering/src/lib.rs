@@ -23,7 +23,7 @@ mod uniform;
 pub use analyze::{DispatchGrid, InputPayload, LaunchMode, NodeShaderInfo, OutputInfo, Visibility};
 pub use consts::SpecMap;
 pub use error::LowerError;
-pub use options::{records_per_workgroup, GraphTables, LowerOptions, OutputTargets};
+pub use options::{counts_before_code, records_per_workgroup, GraphTables, LowerOptions, OutputTargets};
 
 use ir::Ir;
 

@@ -138,6 +138,14 @@ pub fn records_per_workgroup(info: &NodeShaderInfo, thread_pack_width: u32) -> u
     }
 }
 
+/// Whether `info`'s kernel counts its workgroups done before its code: a
+/// compute node without outputs changes no counter. Only such kernels can
+/// run in a level that counts nothing (`abi::LEVEL_UNCOUNTED`), so the
+/// layer marks a level so by the same test.
+pub fn counts_before_code(info: &NodeShaderInfo) -> bool {
+    !info.mesh && info.outputs.is_empty()
+}
+
 /// Whether a thread node's invocations are packed `width` to a workgroup.
 pub(crate) fn packs_threads(info: &NodeShaderInfo, width: u32) -> bool {
     info.thread_packable() && width > 1

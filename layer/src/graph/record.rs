@@ -208,10 +208,7 @@ impl Dispatch<'_> {
             return None;
         }
         let d = levels.len().checked_sub(1).filter(|&d| d > 0)?;
-        let leaf = |&slot: &usize| {
-            let info = &self.graph.graph.nodes[slot].decl.info;
-            info.outputs.is_empty() && !info.mesh
-        };
+        let leaf = |&slot: &usize| spirv_lowering::counts_before_code(&self.graph.graph.nodes[slot].decl.info);
         levels[d].iter().all(leaf).then_some(d)
     }
 

@@ -66,7 +66,7 @@ impl DonePoint {
             // Drawn, never counted (see `prologue`).
             return DonePoint::AfterCode;
         }
-        if cx.facts.info.outputs.is_empty() {
+        if crate::options::counts_before_code(&cx.facts.info) {
             return DonePoint::BeforeCode;
         }
         match node_ops::last_change(ir, cx) {
