@@ -13,8 +13,9 @@
 //! The crate denies `unsafe_code`; it is allowed, module by module, in
 //! [`ffi`] (the C boundary) and [`dispatch`] (the driver façade and the
 //! mapped memory it owns). Where other code needs a primitive built on
-//! unchecked code (the command buffers' spin lock, the tests' counting
-//! allocator), it comes from a crate (`spin`, `allocation-counter`). The
+//! unchecked code (the cell of a command buffer's recording state, which
+//! only [`ffi`] opens, the tests' counting allocator), it comes from a
+//! crate (`sync_unsafe_cell`, `allocation_counter`). The
 //! test `tests/unsafe_boundary.rs` reads `src/` and fails on the keyword
 //! anywhere else, so that the rule shows in the test list too; its
 //! `ALLOWED` is the same list.

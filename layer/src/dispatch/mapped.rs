@@ -136,9 +136,10 @@ fn check(result: vk::Result) -> Result<(), vk::Result> {
 /// The façade's invariant for it: a range is used only while its buffer
 /// lives (a staging block while the command buffer that reserved it holds
 /// it, the status ring for the device's lifetime), the host writes it only
-/// under the lock of what holds it (the command buffer being recorded, the
-/// device's `status` mutex), and reads what the GPU wrote only once the
-/// submission that wrote it has finished.
+/// where it has what holds it to itself (a command of the command buffer
+/// being recorded, which the application synchronises; the device's
+/// `status` mutex), and reads what the GPU wrote only once the submission
+/// that wrote it has finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HostRange {
     start: *mut u8,

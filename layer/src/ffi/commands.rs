@@ -5,14 +5,15 @@
 
 use super::guard::guard_result;
 use super::hook::{general, short};
-use super::lookup::{device_of, Recording, ValidCommandBuffer};
+use super::lookup::{device_of, with_command_buffer, Recording, ValidCommandBuffer};
 use super::objects::forget_then_forward;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
-use crate::device::{retire_command_buffers, DeviceState};
+use crate::device::{retire_command_buffers, CommandBufferEntry, DeviceState};
 use crate::state::command_buffer::{latest_entry, BindPointState, Shadow};
 use ash::vk;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 pub(super) unsafe extern "system" fn allocate_command_buffers(
     device: vk::Device,
@@ -30,9 +31,7 @@ pub(super) unsafe extern "system" fn allocate_command_buffers(
             let mut map = state.command_buffers.write();
             let secondary = info.level == vk::CommandBufferLevel::SECONDARY;
             for &cb in buffers {
-                let mut cb_state = map.entry(cb).or_default().lock();
-                cb_state.pool = info.command_pool;
-                cb_state.secondary = secondary;
+                map.insert(cb, Arc::new(CommandBufferEntry::new(info.command_pool, secondary)));
             }
         }
         result
@@ -70,7 +69,8 @@ pub(super) unsafe extern "system" fn begin_command_buffer(
     guard_result("vkBeginCommandBuffer", || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        state.with_command_buffer(cb, |s| s.reset());
+        // SAFETY: the command's own command buffer.
+        unsafe { with_command_buffer(&state, cb, |s| s.reset()) };
         state.staging.lock().release(cb);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().begin_command_buffer)(cb, info) }
@@ -81,7 +81,9 @@ pub(super) unsafe extern "system" fn end_command_buffer(cb: vk::CommandBuffer) -
     guard_result("vkEndCommandBuffer", || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        let (poisoned, statuses) = state.with_command_buffer(cb, |s| (s.poisoned, !s.status_slots.is_empty()));
+        // SAFETY: the command's own command buffer.
+        let (poisoned, statuses) =
+            unsafe { with_command_buffer(&state, cb, |s| (s.poisoned, !s.status_slots.is_empty())) };
         if statuses && !poisoned {
             // The status words the finishers (and entry passes) of its graph
             // dispatches may write, before the host reads them once the
@@ -115,7 +117,8 @@ pub(super) unsafe extern "system" fn reset_command_buffer(
     guard_result("vkResetCommandBuffer", || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        state.with_command_buffer(cb, |s| s.reset());
+        // SAFETY: the command's own command buffer.
+        unsafe { with_command_buffer(&state, cb, |s| s.reset()) };
         state.staging.lock().release(cb);
         // SAFETY: forwarding.
         unsafe { (state.dispatch.fp.fp_v1_0().reset_command_buffer)(cb, flags) }
@@ -134,10 +137,12 @@ pub(super) unsafe extern "system" fn reset_command_pool(
             // Lock order everywhere: the command buffers, then staging.
             let mut map = state.command_buffers.write();
             let mut staging = state.staging.lock();
-            for (cb, s) in map.iter_mut() {
-                let mut s = s.lock();
-                if s.pool == pool {
-                    s.reset();
+            for (cb, entry) in map.iter_mut() {
+                if entry.pool == pool {
+                    // SAFETY: the application synchronises the pool's use
+                    // with this command, and so every command of its
+                    // command buffers (each one's "Host Synchronization").
+                    unsafe { (*entry.state.get()).reset() };
                     staging.release(*cb);
                 }
             }
@@ -161,8 +166,8 @@ pub(super) unsafe extern "system" fn destroy_command_pool(
                 retire_command_buffers();
                 let mut map = state.command_buffers.write();
                 let mut staging = state.staging.lock();
-                map.retain(|cb, s| {
-                    let keep = s.lock().pool != pool;
+                map.retain(|cb, entry| {
+                    let keep = entry.pool != pool;
                     if !keep {
                         staging.release(*cb);
                     }
@@ -179,7 +184,7 @@ pub(super) unsafe extern "system" fn cmd_bind_pipeline(
     bind_point: vk::PipelineBindPoint,
     pipeline: vk::Pipeline,
 ) {
-    let bind = move |state: &Recording<'_>| {
+    let bind = move |state: &mut Recording<'_>| {
         if state.shadows(bind_point) {
             state.shadow(|s| {
                 if let Some(point) = s.bind_point_mut(bind_point) {
@@ -289,7 +294,7 @@ impl BindSets {
 /// Notes a descriptor set binding at each of `bind_points` in the shadow
 /// state (the hooks' general path: their short one rebinds handles).
 pub(super) fn shadow_sets(
-    state: &Recording<'_>,
+    state: &mut Recording<'_>,
     bind_points: &[vk::PipelineBindPoint],
     layout: vk::PipelineLayout,
     first_set: u32,

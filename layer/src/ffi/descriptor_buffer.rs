@@ -25,11 +25,11 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets(
     buffer_indices: *const u32,
     offsets: *const vk::DeviceSize,
 ) {
-    guard_command("vkCmdSetDescriptorBufferOffsetsEXT", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdSetDescriptorBufferOffsetsEXT", valid, || {
         recording(valid, |state| {
-            let Some(db) = &state.dispatch.descriptor_buffer else { return };
+            let Some(db) = &state.device().dispatch.descriptor_buffer else { return };
             // SAFETY: the application's arrays of `set_count` elements.
             let (indices, offs) = unsafe { (slice(buffer_indices, set_count), slice(offsets, set_count)) };
             state.shadow(|s| s.set_buffer_offsets(bind_point, layout, first_set, indices, offs));
@@ -57,11 +57,11 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
     layout: vk::PipelineLayout,
     set: u32,
 ) {
-    guard_command("vkCmdBindDescriptorBufferEmbeddedSamplersEXT", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdBindDescriptorBufferEmbeddedSamplersEXT", valid, || {
         recording(valid, |state| {
-            let Some(db) = &state.dispatch.descriptor_buffer else { return };
+            let Some(db) = &state.device().dispatch.descriptor_buffer else { return };
             state.shadow(|s| s.bind_embedded_samplers(bind_point, layout, set));
             if bind_point != PIPELINE_BIND_POINT_EXECUTION_GRAPH {
                 // SAFETY: forwarding.

@@ -5,7 +5,7 @@
 
 use super::chain::find_in_chain;
 use super::guard::{guard_command, guard_result};
-use super::lookup::device_of;
+use super::lookup::{device_of, with_command_buffer, ValidCommandBuffer};
 use super::pipelines::node_stage;
 use super::{c_str, slice};
 use crate::amdx;
@@ -251,7 +251,9 @@ pub(super) unsafe extern "system" fn cmd_initialize_scratch(
     scratch: vk::DeviceAddress,
     scratch_size: vk::DeviceSize,
 ) {
-    guard_command("vkCmdInitializeGraphScratchMemoryAMDX", cb, || {
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdInitializeGraphScratchMemoryAMDX", valid, || {
         // SAFETY: valid command buffer.
         let Some(state) = (unsafe { device_of(cb) }) else { return };
         let Some(graph) = graph_of(&state, graph, "vkCmdInitializeGraphScratchMemoryAMDX") else { return };
@@ -366,7 +368,7 @@ impl DispatchContext {
     /// Counts the dispatch in the command buffer and notes its status slot
     /// there, so that its submissions are checked at the next host
     /// synchronisation point.
-    fn remember(&self, cb: vk::CommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
+    fn remember(&self, cb: ValidCommandBuffer, status: Option<StatusTarget>, recorded: Recorded) {
         let entry = status.map(|StatusTarget { slot, .. }| StatusSlot {
             slot,
             graph: self.graph.handle,
@@ -376,28 +378,31 @@ impl DispatchContext {
             statistics: recorded.statistics,
         });
         // One look-up of the command buffer's state for both.
-        self.state.with_command_buffer(cb, |s| {
-            s.graphs_recorded += 1;
-            s.status_slots.extend(entry);
-        });
+        // SAFETY: the dispatch command's own command buffer.
+        unsafe {
+            with_command_buffer(&self.state, cb.handle(), |s| {
+                s.graphs_recorded += 1;
+                s.status_slots.extend(entry);
+            })
+        };
     }
 }
 
-/// # Safety
-/// `cb` must be a valid command buffer.
-unsafe fn dispatch_context(
+fn dispatch_context(
     name: &str,
-    cb: vk::CommandBuffer,
+    valid: ValidCommandBuffer,
     scratch: vk::DeviceAddress,
     scratch_size: vk::DeviceSize,
 ) -> Option<DispatchContext> {
-    // SAFETY: valid command buffer.
+    let cb = valid.handle();
+    // SAFETY: a valid command buffer.
     let state = unsafe { device_of(cb) }?;
-    let mut cb_state = state.with_command_buffer(cb, |s| s.clone());
+    // SAFETY: the dispatch command's own command buffer.
+    let mut cb_state = unsafe { with_command_buffer(&state, cb, |s| s.clone()) };
     // The copy's graph bind point gets its mirrored pushes; the command
     // buffer's own state keeps them mirrored for its next pushes.
     cb_state.settle();
-    if cb_state.secondary {
+    if state.command_buffer(cb).secondary {
         tracing::error!(
             "{name}: {cb:?} is a secondary command buffer; graph dispatches are only allowed in primary \
              command buffers (VK_AMDX_shader_enqueue revision 2); nothing recorded"
@@ -443,10 +448,11 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
     scratch_size: vk::DeviceSize,
     count_info: *const amdx::DispatchGraphCountInfo,
 ) {
-    guard_command("vkCmdDispatchGraphAMDX", cb, || {
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdDispatchGraphAMDX", valid, || {
         const NAME: &str = "vkCmdDispatchGraphAMDX";
-        // SAFETY: valid command buffer.
-        let Some(cx) = (unsafe { dispatch_context(NAME, cb, scratch, scratch_size) }) else { return };
+        let Some(cx) = dispatch_context(NAME, valid, scratch, scratch_size) else { return };
         // SAFETY: valid when non-null.
         let Some(count_info) = (unsafe { count_info.as_ref() }) else {
             tracing::error!("{NAME}: pCountInfo is null; nothing recorded");
@@ -470,17 +476,18 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
         };
         let status = cx.state.reserve_status_slot();
         match record::dispatch(&cx.args(cb, status), &inputs) {
-            Ok(recorded) => cx.remember(cb, status, recorded),
+            Ok(recorded) => cx.remember(valid, status, recorded),
             Err(e) => tracing::error!("{NAME}: {e}; nothing recorded"),
         }
     })
 }
 
 /// Records an indirect dispatch, logging failures.
-fn record_indirect(name: &str, cb: vk::CommandBuffer, cx: DispatchContext, source: IndirectSource) {
+fn record_indirect(name: &str, valid: ValidCommandBuffer, cx: DispatchContext, source: IndirectSource) {
+    let cb = valid.handle();
     let status = cx.state.reserve_status_slot();
     match record::dispatch_indirect(&cx.args(cb, status), source) {
-        Ok(recorded) => cx.remember(cb, status, recorded),
+        Ok(recorded) => cx.remember(valid, status, recorded),
         Err(e) => tracing::error!("{name}: {e}; nothing recorded"),
     }
 }
@@ -491,10 +498,11 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect(
     scratch_size: vk::DeviceSize,
     count_info: *const amdx::DispatchGraphCountInfo,
 ) {
-    guard_command("vkCmdDispatchGraphIndirectAMDX", cb, || {
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdDispatchGraphIndirectAMDX", valid, || {
         const NAME: &str = "vkCmdDispatchGraphIndirectAMDX";
-        // SAFETY: valid command buffer.
-        let Some(cx) = (unsafe { dispatch_context(NAME, cb, scratch, scratch_size) }) else { return };
+        let Some(cx) = dispatch_context(NAME, valid, scratch, scratch_size) else { return };
         // SAFETY: valid when non-null.
         let Some(count_info) = (unsafe { count_info.as_ref() }) else {
             tracing::error!("{NAME}: pCountInfo is null; nothing recorded");
@@ -507,7 +515,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect(
             return;
         }
         let source = IndirectSource::HostCount { count: count_info.count, infos, stride: count_info.stride };
-        record_indirect(NAME, cb, cx, source);
+        record_indirect(NAME, valid, cx, source);
     })
 }
 
@@ -517,16 +525,17 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect_count(
     scratch_size: vk::DeviceSize,
     count_info: vk::DeviceAddress,
 ) {
-    guard_command("vkCmdDispatchGraphIndirectCountAMDX", cb, || {
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdDispatchGraphIndirectCountAMDX", valid, || {
         const NAME: &str = "vkCmdDispatchGraphIndirectCountAMDX";
-        // SAFETY: valid command buffer.
-        let Some(cx) = (unsafe { dispatch_context(NAME, cb, scratch, scratch_size) }) else { return };
+        let Some(cx) = dispatch_context(NAME, valid, scratch, scratch_size) else { return };
         if count_info == 0 || count_info % 4 != 0 {
             tracing::error!(
                 "{NAME}: countInfo address {count_info:#x} is null or not 4-byte aligned; nothing recorded"
             );
             return;
         }
-        record_indirect(NAME, cb, cx, IndirectSource::DeviceCount { count_info });
+        record_indirect(NAME, valid, cx, IndirectSource::DeviceCount { count_info });
     })
 }

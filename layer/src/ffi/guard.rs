@@ -3,6 +3,7 @@
 //! error code; a void `vkCmd*` hook instead poisons its command buffer so that
 //! `vkEndCommandBuffer` fails.
 
+use super::lookup::ValidCommandBuffer;
 use crate::settings::test_panic_hook;
 use ash::vk;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -48,13 +49,14 @@ pub(crate) fn guard_value<T>(name: &'static str, fallback: T, f: impl FnOnce() -
 }
 
 /// Runs a void command hook; a panic poisons the command buffer.
-pub(crate) fn guard_command(name: &'static str, command_buffer: vk::CommandBuffer, f: impl FnOnce()) {
+pub(crate) fn guard_command(name: &'static str, command_buffer: ValidCommandBuffer, f: impl FnOnce()) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(|| {
         injected_panic(name);
         f()
     })) {
         report(name, payload.as_ref());
-        let poisoned = catch_unwind(|| super::lookup::poison(command_buffer));
+        // SAFETY: the hook's own command buffer, its access unwound.
+        let poisoned = catch_unwind(|| unsafe { super::lookup::poison(command_buffer.handle()) });
         if poisoned.is_err() {
             tracing::error!("{name}: could not poison the command buffer");
         }

@@ -23,7 +23,7 @@ use crate::settings::test_panic_hook;
 /// its general path). Always false in a debug build told to make a hook
 /// panic (`VK_EMU_SE_TEST_PANIC`), which only the guarded path does.
 #[inline(always)]
-pub(super) fn short(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> bool) -> bool {
+pub(super) fn short(cb: ValidCommandBuffer, f: impl FnOnce(&mut Recording<'_>) -> bool) -> bool {
     if cfg!(debug_assertions) && test_panic_hook().is_some() {
         return false;
     }
@@ -34,8 +34,8 @@ pub(super) fn short(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> bo
 /// the guard, as `name`.
 #[cold]
 #[inline(never)]
-pub(super) fn general(name: &'static str, cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>)) {
-    guard_command(name, cb.handle(), move || {
+pub(super) fn general(name: &'static str, cb: ValidCommandBuffer, f: impl FnOnce(&mut Recording<'_>)) {
+    guard_command(name, cb, move || {
         recording(cb, f);
     })
 }

@@ -18,9 +18,17 @@
 //!   shares its slot with another one being recorded: only a lookup in the
 //!   maps takes a slot, so two such threads do not take it in turns.
 //!
-//! A hit takes no lock but the command buffer's own (uncontended) and no
-//! reference count; a miss of both looks the device and the command buffer
-//! up in the shared maps once.
+//! A hit takes no lock and no reference count; a miss of both looks the
+//! device and the command buffer up in the shared maps once.
+//!
+//! A command buffer's recording state has no lock either: Vulkan has the
+//! application synchronise each command of a command buffer with every
+//! other use of the buffer (see `crate::device::CommandBufferEntry`), and
+//! the layer reaches the state only from such commands: a hook's
+//! [`Recording`], made from a [`ValidCommandBuffer`], and
+//! [`with_command_buffer`] mutably, [`with_submitted`] to read at a
+//! submission. Inside a hook, [`Recording::shadow`] takes the recording
+//! mutably, so the compiler rules out a second access nested in the first.
 //!
 //! A slot's pointers stay valid while nothing is retired: the device's map
 //! holds the command buffer's state, and the device registry the device,
@@ -30,8 +38,7 @@
 //! call; the thread's own last lookup holds references besides ([`Held`]).
 
 use super::dispatch_key;
-use crate::device::{CommandBufferState, DeviceState, COMMAND_BUFFERS_RETIRED, DEVICES};
-use crate::state::recording_lock::RecordingLock;
+use crate::device::{CommandBufferEntry, CommandBufferState, DeviceState, COMMAND_BUFFERS_RETIRED, DEVICES};
 use ash::vk;
 use ash::vk::Handle;
 use std::cell::{Cell, RefCell};
@@ -53,25 +60,79 @@ pub(super) unsafe fn device_of<H: vk::Handle + Copy + std::fmt::Debug>(handle: H
 }
 
 /// Marks a command buffer as failed (a hook panicked while recording it).
-pub(super) fn poison(cb: vk::CommandBuffer) {
-    // SAFETY: called from a guarded hook with the application's valid handle.
+///
+/// # Safety
+/// As [`with_command_buffer`]'s: called by a guarded hook of `cb` once its
+/// own access has ended (unwound).
+pub(super) unsafe fn poison(cb: vk::CommandBuffer) {
+    // SAFETY: the application's valid handle (caller's contract).
     if let Some(device) = unsafe { device_of(cb) } {
-        device.with_command_buffer(cb, |state| state.poisoned = true);
+        // SAFETY: caller's contract.
+        unsafe { with_command_buffer(&device, cb, |state| state.poisoned = true) };
     }
+}
+
+/// Runs `f` on `cb`'s recording state (created on first use), for the
+/// commands that reach it outside a [`Recording`]: begin, end, reset and
+/// graph dispatches.
+///
+/// # Safety
+/// The caller is a command of `cb` whose host access to it the application
+/// synchronises (Vulkan's rule, see the module doc), and makes no other
+/// access to `cb`'s state while `f` runs.
+pub(super) unsafe fn with_command_buffer<R>(
+    device: &DeviceState,
+    cb: vk::CommandBuffer,
+    f: impl FnOnce(&mut CommandBufferState) -> R,
+) -> R {
+    let entry = device.command_buffer(cb);
+    // SAFETY: no other thread reaches the state while the application
+    // synchronises this command, and no other access of this thread is
+    // alive (caller's contract).
+    f(unsafe { &mut *entry.state.get() })
+}
+
+/// Runs `f` on the recording state of a command buffer being submitted,
+/// where the layer knows it.
+///
+/// # Safety
+/// `cb` is an element of a valid submission's command buffers: executable
+/// or pending, so no command records, begins, resets or frees it while the
+/// submission runs (`vkQueueSubmit`'s valid usage); other submissions of it
+/// only read.
+pub(super) unsafe fn with_submitted<R>(
+    device: &DeviceState,
+    cb: vk::CommandBuffer,
+    f: impl FnOnce(&CommandBufferState) -> R,
+) -> Option<R> {
+    let entry = device.command_buffers.read().get(&cb).cloned()?;
+    // SAFETY: nothing changes the state while it is submitted (caller's contract).
+    Some(f(unsafe { &*entry.state.get() }))
 }
 
 /// A command buffer being recorded: its device (the hooks forward through
 /// it) and its state.
 pub(super) struct Recording<'a> {
     device: &'a DeviceState,
-    state: &'a RecordingLock<CommandBufferState>,
+    state: &'a CommandBufferEntry,
 }
 
-impl Recording<'_> {
-    /// Runs `f` on the command buffer's state (inline: the hooks' every call).
+impl<'a> Recording<'a> {
+    /// The device, not tied to a borrow of the recording: a hook may hold
+    /// its entry points across [`Self::shadow`].
     #[inline(always)]
-    pub(super) fn shadow<R>(&self, f: impl FnOnce(&mut CommandBufferState) -> R) -> R {
-        f(&mut self.state.lock())
+    pub(super) fn device(&self) -> &'a DeviceState {
+        self.device
+    }
+
+    /// Runs `f` on the command buffer's state (inline: the hooks' every
+    /// call). `&mut self`: nothing in `f` can reach the state again.
+    #[inline(always)]
+    pub(super) fn shadow<R>(&mut self, f: impl FnOnce(&mut CommandBufferState) -> R) -> R {
+        // SAFETY: a `Recording` is made for a hook of its command buffer
+        // (`ValidCommandBuffer`), which the application synchronises with
+        // every other use of it; this thread's one access (`&mut self`).
+        f(unsafe { &mut *self.state.state.get() })
     }
 }
 
@@ -93,7 +154,7 @@ struct Recent {
     retired: u64,
     /// Kept alive by the thread's [`Held`] until its next miss.
     device: *const DeviceState,
-    state: *const RecordingLock<CommandBufferState>,
+    state: *const CommandBufferEntry,
 }
 
 impl Recent {
@@ -105,7 +166,7 @@ impl Recent {
 /// The references behind a thread's [`Recent`], replaced on a miss only.
 struct Held {
     _device: Arc<DeviceState>,
-    _state: Arc<RecordingLock<CommandBufferState>>,
+    _state: Arc<CommandBufferEntry>,
 }
 
 thread_local! {
@@ -114,13 +175,16 @@ thread_local! {
 }
 
 /// A command buffer handle the application passed to a hook: valid for the
-/// call (the command's valid usage).
+/// call, and the call's host access to it synchronised (the command's valid
+/// usage and "Host Synchronization").
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ValidCommandBuffer(vk::CommandBuffer);
 
 impl ValidCommandBuffer {
     /// # Safety
-    /// `cb` must be a valid command buffer.
+    /// `cb` must be a valid command buffer, and the caller a command of it
+    /// that Vulkan has the application synchronise with every other use
+    /// of it (all `vkCmd*` commands).
     pub(super) unsafe fn new(cb: vk::CommandBuffer) -> Self {
         ValidCommandBuffer(cb)
     }
@@ -134,13 +198,13 @@ impl ValidCommandBuffer {
 /// for `cb` holds them; `None` (nothing run) otherwise. No call, no store:
 /// inline, the hooks' short paths.
 #[inline(always)]
-pub(super) fn cached<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
+pub(super) fn cached<R>(cb: ValidCommandBuffer, f: impl FnOnce(&mut Recording<'_>) -> R) -> Option<R> {
     let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
     let (device, state) = Slot::of(cb.0).read(cb.0, retired)?;
     // SAFETY: written while both were alive, and nothing was retired since
     // (see the module doc): alive for the call.
     let (device, state) = unsafe { (&*device, &*state) };
-    Some(f(&Recording { device, state }))
+    Some(f(&mut Recording { device, state }))
 }
 
 /// Runs `f` with `cb`'s device and state (the state created on first use);
@@ -148,7 +212,7 @@ pub(super) fn cached<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -
 /// not call `recording` itself (a nested miss would release what the outer
 /// call reads; no hook does: each one forwards its own call).
 #[inline]
-pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>) -> R) -> Option<R> {
+pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&mut Recording<'_>) -> R) -> Option<R> {
     let retired = COMMAND_BUFFERS_RETIRED.load(Ordering::Relaxed);
     let (device, state) = match Slot::of(cb.0).read(cb.0, retired) {
         Some(found) => found,
@@ -164,7 +228,7 @@ pub(super) fn recording<R>(cb: ValidCommandBuffer, f: impl FnOnce(&Recording<'_>
     // are kept alive by its `Held` until its next miss, which only a later
     // hook can take (see above).
     let (device, state) = unsafe { (&*device, &*state) };
-    Some(f(&Recording { device, state }))
+    Some(f(&mut Recording { device, state }))
 }
 
 /// A miss: looks `cb` up in the shared maps and makes it the thread's
@@ -197,7 +261,7 @@ struct Slot {
     cb: AtomicU64,
     retired: AtomicU64,
     device: AtomicPtr<DeviceState>,
-    state: AtomicPtr<RecordingLock<CommandBufferState>>,
+    state: AtomicPtr<CommandBufferEntry>,
 }
 
 impl Slot {
@@ -222,11 +286,7 @@ impl Slot {
     /// holds them whole (a sequence lock's read: no write here).
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    fn read(
-        &self,
-        cb: vk::CommandBuffer,
-        retired: u64,
-    ) -> Option<(*const DeviceState, *const RecordingLock<CommandBufferState>)> {
+    fn read(&self, cb: vk::CommandBuffer, retired: u64) -> Option<(*const DeviceState, *const CommandBufferEntry)> {
         let before = self.sequence.load(Ordering::Acquire);
         if self.cb.load(Ordering::Relaxed) != cb.as_raw() || self.retired.load(Ordering::Relaxed) != retired {
             return None;
@@ -265,7 +325,7 @@ mod tests {
             cb: vk::CommandBuffer::from_raw(cb),
             retired,
             device: (cb * 8) as *const DeviceState,
-            state: (cb * 16) as *const RecordingLock<CommandBufferState>,
+            state: (cb * 16) as *const CommandBufferEntry,
         }
     }
 

@@ -75,7 +75,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     // SAFETY: the application's command buffer.
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
-        let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        let Some(m6) = &state.device().dispatch.maintenance6 else { return true };
         let (compute, graphics) = reached(i.stage_flags, state.mesh_enqueue);
         let kept = !(compute || graphics)
             || (i.dynamic_offset_count == 0
@@ -88,7 +88,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     });
     if !kept {
         general("vkCmdBindDescriptorSets2KHR", valid, move |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let Some(m6) = &state.device().dispatch.maintenance6 else { return };
             // SAFETY: the application's array.
             let offsets = unsafe { slice(i.p_dynamic_offsets, i.dynamic_offset_count) };
             let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
@@ -110,7 +110,7 @@ pub(super) unsafe extern "system" fn cmd_push_constants2(
     // SAFETY: the application's command buffer.
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
-        let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        let Some(m6) = &state.device().dispatch.maintenance6 else { return true };
         let kept = state.shadow(|s| s.push_constants_again(i.layout, i.stage_flags, i.offset, bytes()));
         if kept {
             // SAFETY: forwarding.
@@ -120,7 +120,7 @@ pub(super) unsafe extern "system" fn cmd_push_constants2(
     });
     if !kept {
         general("vkCmdPushConstants2KHR", valid, move |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let Some(m6) = &state.device().dispatch.maintenance6 else { return };
             state.shadow(|s| s.push_constants(i.layout, i.stage_flags, i.offset, bytes()));
             // SAFETY: forwarding.
             unsafe { (m6.cmd_push_constants2_khr)(cb, info) }
@@ -139,7 +139,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     // SAFETY: the application's command buffer.
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
-        let Some(m6) = &state.dispatch.maintenance6 else { return true };
+        let Some(m6) = &state.device().dispatch.maintenance6 else { return true };
         let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
         // SAFETY: valid writes.
         let kept = state.shadow(|s| unsafe { repush_points(s, points, (i.layout, i.set), writes()) });
@@ -151,7 +151,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     });
     if !kept {
         general("vkCmdPushDescriptorSet2KHR", valid, move |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let Some(m6) = &state.device().dispatch.maintenance6 else { return };
             let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
             state.shadow(|s| {
                 for &point in points {
@@ -203,9 +203,9 @@ fn forward_null<I>(
     cb: vk::CommandBuffer,
     entry: impl FnOnce(&ash::khr::maintenance6::DeviceFn) -> unsafe extern "system" fn(vk::CommandBuffer, *const I),
 ) {
-    guard_command("a VK_KHR_maintenance6 command", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("a VK_KHR_maintenance6 command", valid, || {
         recording(valid, |state| {
             if let Some(m6) = &state.dispatch.maintenance6 {
                 // SAFETY: forwarding the application's null pointer.
@@ -219,11 +219,11 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template2(
     cb: vk::CommandBuffer,
     info: *const vk::PushDescriptorSetWithTemplateInfoKHR<'static>,
 ) {
-    guard_command("vkCmdPushDescriptorSetWithTemplate2KHR", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdPushDescriptorSetWithTemplate2KHR", valid, || {
         recording(valid, |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let Some(m6) = &state.device().dispatch.maintenance6 else { return };
             // SAFETY: valid when non-null.
             let Some(i) = (unsafe { info.as_ref() }) else { return };
             // SAFETY: the template's data (the command's valid usage).
@@ -240,18 +240,19 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets2(
     cb: vk::CommandBuffer,
     info: *const vk::SetDescriptorBufferOffsetsInfoEXT<'static>,
 ) {
-    guard_command("vkCmdSetDescriptorBufferOffsets2EXT", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdSetDescriptorBufferOffsets2EXT", valid, || {
         recording(valid, |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let Some(m6) = &state.device().dispatch.maintenance6 else { return };
             // SAFETY: valid when non-null.
             if let Some(i) = unsafe { info.as_ref() } {
                 // SAFETY: the application's arrays of `set_count` elements.
                 let (indices, offsets) =
                     unsafe { (slice(i.p_buffer_indices, i.set_count), slice(i.p_offsets, i.set_count)) };
+                let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
                 state.shadow(|s| {
-                    for &point in shadowed_points(i.stage_flags, state.mesh_enqueue) {
+                    for &point in points {
                         s.set_buffer_offsets(point, i.layout, i.first_set, indices, offsets);
                     }
                 });
@@ -266,15 +267,16 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
     cb: vk::CommandBuffer,
     info: *const vk::BindDescriptorBufferEmbeddedSamplersInfoEXT<'static>,
 ) {
-    guard_command("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT", valid, || {
         recording(valid, |state| {
-            let Some(m6) = &state.dispatch.maintenance6 else { return };
+            let Some(m6) = &state.device().dispatch.maintenance6 else { return };
             // SAFETY: valid when non-null.
             if let Some(i) = unsafe { info.as_ref() } {
+                let points = shadowed_points(i.stage_flags, state.mesh_enqueue);
                 state.shadow(|s| {
-                    for &point in shadowed_points(i.stage_flags, state.mesh_enqueue) {
+                    for &point in points {
                         s.bind_embedded_samplers(point, i.layout, i.set);
                     }
                 });

@@ -45,9 +45,9 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(
     cb: vk::CommandBuffer,
     info: *const vk::RenderingInfo<'static>,
 ) {
-    guard_command("vkCmdBeginRendering", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdBeginRendering", valid, || {
         recording(valid, |state| {
             let Some(fns) = state.dispatch.rendering else { return };
             // SAFETY: valid when non-null (valid usage: not null).
@@ -81,9 +81,9 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(
 
 /// `vkCmdEndRendering` and `vkCmdEndRenderingKHR`.
 pub(super) unsafe extern "system" fn cmd_end_rendering(cb: vk::CommandBuffer) {
-    guard_command("vkCmdEndRendering", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdEndRendering", valid, || {
         recording(valid, |state| {
             let Some(fns) = state.dispatch.rendering else { return };
             state.shadow(|s| s.rendering = None);
@@ -99,9 +99,9 @@ pub(super) unsafe extern "system" fn cmd_set_viewport(
     count: u32,
     viewports: *const vk::Viewport,
 ) {
-    guard_command("vkCmdSetViewport", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdSetViewport", valid, || {
         recording(valid, |state| {
             // SAFETY: the application's array.
             let list = unsafe { slice(viewports, count) };
@@ -118,9 +118,9 @@ pub(super) unsafe extern "system" fn cmd_set_scissor(
     count: u32,
     scissors: *const vk::Rect2D,
 ) {
-    guard_command("vkCmdSetScissor", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdSetScissor", valid, || {
         recording(valid, |state| {
             // SAFETY: the application's array.
             let list = unsafe { slice(scissors, count) };
@@ -274,7 +274,7 @@ pub(super) unsafe extern "system" fn destroy_render_pass(
 /// # Safety
 /// `begin` must be a valid begin info.
 unsafe fn shadow_render_pass(
-    state: &Recording<'_>,
+    state: &mut Recording<'_>,
     begin: &vk::RenderPassBeginInfo<'static>,
     contents: vk::SubpassContents,
 ) {
@@ -298,9 +298,9 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass(
     begin: *const vk::RenderPassBeginInfo<'static>,
     contents: vk::SubpassContents,
 ) {
-    guard_command("vkCmdBeginRenderPass", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdBeginRenderPass", valid, || {
         recording(valid, |state| {
             // SAFETY: valid when non-null (valid usage: not null).
             if let Some(info) = unsafe { begin.as_ref() } {
@@ -319,9 +319,9 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
     begin: *const vk::RenderPassBeginInfo<'static>,
     subpass: *const vk::SubpassBeginInfo<'static>,
 ) {
-    guard_command("vkCmdBeginRenderPass2", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdBeginRenderPass2", valid, || {
         recording(valid, |state| {
             // SAFETY: valid when non-null (valid usage: not null).
             if let (Some(info), Some(sub)) = unsafe { (begin.as_ref(), subpass.as_ref()) } {
@@ -335,9 +335,9 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
 }
 
 pub(super) unsafe extern "system" fn cmd_end_render_pass(cb: vk::CommandBuffer) {
-    guard_command("vkCmdEndRenderPass", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdEndRenderPass", valid, || {
         recording(valid, |state| {
             state.shadow(|s| s.render_pass = None);
             // SAFETY: forwarding.
@@ -351,9 +351,9 @@ pub(super) unsafe extern "system" fn cmd_end_render_pass2(
     cb: vk::CommandBuffer,
     end: *const vk::SubpassEndInfo<'static>,
 ) {
-    guard_command("vkCmdEndRenderPass2", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdEndRenderPass2", valid, || {
         recording(valid, |state| {
             state.shadow(|s| s.render_pass = None);
             // SAFETY: forwarding.

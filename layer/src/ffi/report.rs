@@ -11,7 +11,7 @@
 //! first shows and what its bits mean.
 
 use super::guard::guard_result;
-use super::lookup::device_of;
+use super::lookup::{device_of, with_submitted};
 use super::slice;
 use crate::device::{DeviceState, PendingReport, StatusSlot};
 use crate::graph::scratch::STATUS_WORDS;
@@ -206,12 +206,23 @@ pub(crate) fn message(slot: &StatusSlot, words: &[u32]) -> String {
 /// unchecked (the status ring has fewer slots anyway, see `status`).
 const MAX_PENDING: usize = 4096;
 
-/// Remembers the graph dispatches of a submission.
-fn track(state: &DeviceState, queue: vk::Queue, fence: vk::Fence, buffers: impl Iterator<Item = vk::CommandBuffer>) {
-    let slots: Vec<StatusSlot> = {
-        let map = state.command_buffers.read();
-        buffers.filter_map(|cb| map.get(&cb).map(|s| s.lock().status_slots.clone())).flatten().collect()
-    };
+/// The status slots of the graph dispatches in a submission's command
+/// buffers, read before the driver has the submission: once it has, the
+/// work may finish, and another thread reset and record a buffer again.
+///
+/// # Safety
+/// `buffers` are the command buffers of a valid submission (see
+/// [`with_submitted`]).
+unsafe fn submitted_slots(state: &DeviceState, buffers: impl Iterator<Item = vk::CommandBuffer>) -> Vec<StatusSlot> {
+    buffers
+        // SAFETY: a submission's command buffers (caller's contract).
+        .filter_map(|cb| unsafe { with_submitted(state, cb, |s| s.status_slots.clone()) })
+        .flatten()
+        .collect()
+}
+
+/// Remembers the graph dispatches of a submission the driver took.
+fn track(state: &DeviceState, queue: vk::Queue, fence: vk::Fence, slots: Vec<StatusSlot>) {
     if !slots.is_empty() {
         let mut pending = state.pending_reports.lock();
         pending.push(PendingReport { queue, fence, slots });
@@ -367,14 +378,16 @@ pub(super) unsafe extern "system" fn queue_submit(
     guard_result("vkQueueSubmit", || {
         // SAFETY: valid queue.
         let Some(state) = (unsafe { device_of(queue) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: the application's submit infos and their arrays.
+        let infos = unsafe { slice(submits, count) };
+        // SAFETY: as above.
+        let buffers = infos.iter().flat_map(|s| unsafe { slice(s.p_command_buffers, s.command_buffer_count) });
+        // SAFETY: a submission's command buffers.
+        let slots = unsafe { submitted_slots(&state, buffers.copied()) };
         // SAFETY: forwarding.
         let result = unsafe { (state.dispatch.fp.fp_v1_0().queue_submit)(queue, count, submits, fence) };
         if result == vk::Result::SUCCESS {
-            // SAFETY: the application's submit infos and their arrays.
-            let infos = unsafe { slice(submits, count) };
-            // SAFETY: as above.
-            let buffers = infos.iter().flat_map(|s| unsafe { slice(s.p_command_buffers, s.command_buffer_count) });
-            track(&state, queue, fence, buffers.copied());
+            track(&state, queue, fence, slots);
         }
         result
     })
@@ -391,15 +404,17 @@ fn queue_submit2(
     guard_result(name, || {
         // SAFETY: valid queue.
         let Some(state) = (unsafe { device_of(queue) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        // SAFETY: the application's submit infos and their arrays.
+        let infos = unsafe { slice(submits, count) };
+        let buffers =
+            // SAFETY: as above.
+            infos.iter().flat_map(|s| unsafe { slice(s.p_command_buffer_infos, s.command_buffer_info_count) });
+        // SAFETY: a submission's command buffers.
+        let slots = unsafe { submitted_slots(&state, buffers.map(|b| b.command_buffer)) };
         // SAFETY: forwarding (the core entry point serves the KHR alias on 1.3 devices).
         let result = unsafe { (state.dispatch.fp.fp_v1_3().queue_submit2)(queue, count, submits, fence) };
         if result == vk::Result::SUCCESS {
-            // SAFETY: the application's submit infos and their arrays.
-            let infos = unsafe { slice(submits, count) };
-            let buffers =
-                // SAFETY: as above.
-                infos.iter().flat_map(|s| unsafe { slice(s.p_command_buffer_infos, s.command_buffer_info_count) });
-            track(&state, queue, fence, buffers.map(|b| b.command_buffer));
+            track(&state, queue, fence, slots);
         }
         result
     })

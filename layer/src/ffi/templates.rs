@@ -114,7 +114,7 @@ unsafe fn decode_into(list: &mut Vec<PushedDescriptor>, template: &PushTemplate,
 /// # Safety
 /// `data` must hold what the template's entries read.
 pub(super) unsafe fn shadow_template_push(
-    state: &Recording<'_>,
+    state: &mut Recording<'_>,
     template: vk::DescriptorUpdateTemplate,
     layout: vk::PipelineLayout,
     set: u32,
@@ -140,9 +140,9 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template(
     set: u32,
     data: *const c_void,
 ) {
-    guard_command("vkCmdPushDescriptorSetWithTemplateKHR", cb, || {
-        // SAFETY: the application's command buffer.
-        let valid = unsafe { ValidCommandBuffer::new(cb) };
+    // SAFETY: the application's command buffer.
+    let valid = unsafe { ValidCommandBuffer::new(cb) };
+    guard_command("vkCmdPushDescriptorSetWithTemplateKHR", valid, || {
         recording(valid, |state| {
             // SAFETY: the template's data (the command's valid usage).
             let point = unsafe { shadow_template_push(state, template, layout, set, data) };

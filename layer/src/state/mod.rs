@@ -13,7 +13,6 @@
 pub(crate) mod command_buffer;
 pub(crate) mod instance;
 pub(crate) mod pipeline_layout;
-pub(crate) mod recording_lock;
 pub(crate) mod registry;
 
 pub(crate) use instance::{InstanceState, PhysicalDeviceState};
