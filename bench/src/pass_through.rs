@@ -1,8 +1,9 @@
 //! Pass-through overhead per `vkCmd*` call with the layer enabled and
 //! unused: `demo`'s `cmd_cost` measurement ([`demo::cmd_cost`]) run on the
 //! bench's device with 1, 4 and 16 recording threads (each its own command
-//! pool), the counts measured in turn and the other cores recording too,
-//! CPU time of recording only (nothing is submitted).
+//! pool), the counts measured in turn, each round's threads pinned to the
+//! next CPUs, and the other cores recording too, CPU time of recording
+//! only (nothing is submitted).
 
 use demo::cmd_cost::{self, PassThrough, Skipped, ThreadRun};
 
@@ -29,6 +30,9 @@ pub struct Figures {
     /// were measured (`demo::busy_cores`: every thread count with all
     /// cores busy).
     pub other_cores_busy: bool,
+    /// CPUs the threads were pinned to in turn, round by round
+    /// (`demo::cpus`; 0: not pinned).
+    pub pinned_cpus: usize,
     /// Commands the device cannot record, left out of every run.
     pub skipped: Vec<Skipped>,
     /// One per thread count, in [`THREADS`] order.
@@ -58,6 +62,7 @@ pub fn run(entry: &ash::Entry, device_index: usize, quick: bool) -> Result<Figur
         plain_lists_amdx: rigs.plain_lists_amdx(),
         cores: cmd_cost::cores(),
         other_cores_busy: true,
+        pinned_cpus: rigs.pinned_cpus(),
         skipped: rigs.skipped(),
         runs,
     })

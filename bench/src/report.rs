@@ -139,10 +139,11 @@ pub fn print_scratch(rows: &[Row]) {
 pub fn print_pass_through(p: &Figures) {
     println!(
         "\npass-through per vkCmd* call, CPU ns per call per thread ({} calls x {} repeats per thread, \
-         medians over threads and repeats, other cores {}): {}",
+         medians over threads and repeats, other cores {}, threads pinned to {} CPUs in turn): {}",
         p.iters,
         p.repeats,
         if p.other_cores_busy { "busy" } else { "idle" },
+        p.pinned_cpus,
         p.device
     );
     if p.plain_lists_amdx {
@@ -238,6 +239,7 @@ fn pass_through_json(p: &Figures) -> Value {
         "commands": commands,
         "cores": p.cores,
         "other_cores_busy": p.other_cores_busy,
+        "pinned_cpus": p.pinned_cpus,
         "skipped": skipped,
         "by_threads": by_threads,
         "layer_amdx_added_ratio": ratios,
@@ -379,6 +381,7 @@ mod tests {
             plain_lists_amdx: false,
             cores: Some(2),
             other_cores_busy: true,
+            pinned_cpus: 2,
             skipped: vec![Skipped { command: "s", why: "w" }],
             runs: vec![
                 ThreadRun { threads: 1, costs: vec![cost(10.0, 12.0)] },

@@ -45,6 +45,7 @@ use vk_host::submit::{command_buffer, compute_family};
 use vk_host::{Buffer, StorageBindings};
 
 use crate::busy_cores;
+use crate::cpus::{self, Placement};
 use crate::vkutil;
 
 /// `shaders/cmd_cost.vert`: the graphics pipeline's vertex shader.
@@ -242,6 +243,9 @@ pub struct PassThrough {
     /// Keep the cores the recording threads leave free busy while measuring
     /// ([`busy_cores`]; on unless [`PassThrough::leave_other_cores_idle`]).
     other_cores_busy: bool,
+    /// The CPUs the threads are pinned to, round by round ([`cpus`];
+    /// empty: not pinned).
+    cpus: Vec<usize>,
 }
 
 impl PassThrough {
@@ -261,7 +265,7 @@ impl PassThrough {
             return Err(format!("device #{device_index} differs between the instances"));
         }
         let commands = Command::ALL.into_iter().filter(|&c| rigs.iter().all(|r| r.support.offers(c))).collect();
-        Ok(Self { rigs, commands, other_cores_busy: true })
+        Ok(Self { rigs, commands, other_cores_busy: true, cpus: cpus::allowed() })
     }
 
     /// Measures with the cores the threads leave free idle: fewer threads
@@ -269,6 +273,11 @@ impl PassThrough {
     /// [`busy_cores`]).
     pub fn leave_other_cores_idle(&mut self) {
         self.other_cores_busy = false;
+    }
+
+    /// How many CPUs the threads are pinned to in turn (0: not pinned).
+    pub fn pinned_cpus(&self) -> usize {
+        self.cpus.len()
     }
 
     /// `"<device name> [driver <driver name>]"`.
@@ -298,8 +307,10 @@ impl PassThrough {
     /// round for `ROTATED_LANES` (16) threads or more, `ROTATED_LANES /
     /// threads` for fewer, so that every count's figures are medians of as
     /// many samples (one thread's of 9 moved with every change of the
-    /// machine's pace). While a count is measured, the cores its threads
-    /// leave free record too (see [`busy_cores`]). The medians over threads
+    /// machine's pace). Each round's threads are pinned to CPUs, the next
+    /// round's to the next ones, so that every count's figure is a median
+    /// over all the CPUs (see [`cpus`]); the CPUs a round's threads leave
+    /// free record too (see [`busy_cores`]). The medians over threads
     /// and rounds, in [`Command::ALL`] order (skipped commands left out),
     /// one [`ThreadRun`] per count.
     pub fn measure_counts(&mut self, iters: u32, repeats: u32, counts: &[u32]) -> Result<Vec<ThreadRun>, String> {
@@ -313,11 +324,7 @@ impl PassThrough {
         for rig in &mut self.rigs {
             rig.ensure_lanes(most.max(ROTATED_LANES))?;
         }
-        let busy = |threads: u32| match self.other_cores_busy {
-            true => cores().unwrap_or(0).saturating_sub(threads as usize),
-            false => 0,
-        };
-        let most_busy = counts.iter().map(|&t| busy(t)).max().unwrap_or(0);
+        let most_busy = counts.iter().map(|&t| self.placement(0, t as usize).busy.len()).max().unwrap_or(0);
         self.rigs[0].ensure_load_lanes(most_busy)?;
         let mut samples: Vec<Samples> = counts.iter().map(|_| Samples::new(self.commands.len())).collect();
         for pass in 0..=repeats as usize {
@@ -328,8 +335,7 @@ impl PassThrough {
                 let rounds = if kept { (ROTATED_LANES / threads as usize).max(1) } else { 1 };
                 let calls = if kept { iters } else { iters.min(10_000) };
                 let first_round = pass.saturating_sub(1) * rounds;
-                let measure = || self.rounds(calls, first_round..first_round + rounds, threads as usize);
-                let taken = self.while_others_record(busy(threads), measure)?;
+                let taken = self.rounds(calls, first_round..first_round + rounds, threads as usize)?;
                 if kept {
                     samples.add(taken);
                 }
@@ -343,32 +349,46 @@ impl PassThrough {
         Ok(runs)
     }
 
-    /// Runs `measure` while `busy` threads record on the load lanes.
-    fn while_others_record<R>(&self, busy: usize, measure: impl FnOnce() -> R) -> R {
+    /// Where round `round` of `threads` threads runs (see [`Placement::of_round`]).
+    fn placement(&self, round: usize, threads: usize) -> Placement {
+        Placement::of_round(&self.cpus, cores().unwrap_or(0), round, threads, self.other_cores_busy)
+    }
+
+    /// Runs `measure` while a thread records on a load lane at each of
+    /// `busy`'s places.
+    fn while_others_record<R>(&self, busy: &[Option<usize>], measure: impl FnOnce() -> R) -> R {
         let (load, load_lanes) = (self.rigs[0].recorder(), &self.rigs[0].load_lanes);
         let keep_busy = |i: usize, stop: &AtomicBool| {
+            if let Some(cpu) = busy.get(i).copied().flatten() {
+                cpus::pin_current_thread(cpu);
+            }
             if let Some(&lane) = load_lanes.get(i) {
                 load.keep_recording(lane, stop);
             }
         };
-        busy_cores::while_busy(busy, keep_busy, measure)
+        busy_cores::while_busy(busy.len(), keep_busy, measure)
     }
 
-    /// Rounds `rounds` (numbers, which pick the lanes and the order of the
-    /// configurations) of `threads` threads.
+    /// Rounds `rounds` (numbers, which pick the lanes, the CPUs and the
+    /// order of the configurations) of `threads` threads, each round with
+    /// the CPUs its threads leave free busy.
     fn rounds(&self, iters: u32, rounds: std::ops::Range<usize>, threads: usize) -> Result<Samples, String> {
         let mut taken = Samples::new(self.commands.len());
         for r in rounds {
-            for (i, &command) in self.commands.iter().enumerate() {
-                // The configurations back to back, rotated so that none
-                // always runs first (cache, clock).
-                for k in 0..self.rigs.len() {
-                    let c = (r + k) % self.rigs.len();
-                    for per_thread in self.rigs[c].round(&[command], iters, r * threads, threads)? {
-                        taken.0[c][i].extend(per_thread);
+            let place = self.placement(r, threads);
+            self.while_others_record(&place.busy, || -> Result<(), String> {
+                for (i, &command) in self.commands.iter().enumerate() {
+                    // The configurations back to back, rotated so that none
+                    // always runs first (cache, clock).
+                    for k in 0..self.rigs.len() {
+                        let c = (r + k) % self.rigs.len();
+                        for per_thread in self.rigs[c].round(&[command], iters, r * threads, &place.measured)? {
+                            taken.0[c][i].extend(per_thread);
+                        }
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
         Ok(taken)
     }
@@ -676,10 +696,18 @@ impl Rig {
         }
     }
 
-    /// One round on `threads` lanes from lane `first` on (wrapping), one
-    /// thread each, all released together; ns/call per thread, per
-    /// command of `commands`.
-    fn round(&self, commands: &[Command], iters: u32, first: usize, threads: usize) -> Result<Vec<Vec<f64>>, String> {
+    /// One round on `places.len()` lanes from lane `first` on (wrapping),
+    /// one thread each, thread `i` pinned to `places[i]` where it names a
+    /// CPU, all released together; ns/call per thread, per command of
+    /// `commands`.
+    fn round(
+        &self,
+        commands: &[Command],
+        iters: u32,
+        first: usize,
+        places: &[Option<usize>],
+    ) -> Result<Vec<Vec<f64>>, String> {
+        let threads = places.len();
         if self.lanes.len() < threads {
             return Err("fewer lanes than threads".into());
         }
@@ -693,9 +721,12 @@ impl Rig {
         std::thread::scope(|s| {
             let mut go = gate.write().map_err(|_| "start gate poisoned".to_string())?;
             let mut handles = Vec::with_capacity(threads);
-            for (i, &lane) in lanes.iter().enumerate() {
+            for (i, (&lane, &place)) in lanes.iter().zip(places).enumerate() {
                 let (recorder, barrier, gate) = (&recorder, &barrier, &gate);
                 let spawned = std::thread::Builder::new().name(format!("cmd_cost-{i}")).spawn_scoped(s, move || {
+                    if let Some(cpu) = place {
+                        cpus::pin_current_thread(cpu);
+                    }
                     let started = gate.read().map(|g| *g).unwrap_or(false);
                     if !started {
                         return Err("another recording thread did not start".to_string());

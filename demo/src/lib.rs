@@ -4,10 +4,12 @@
 //! ([`hello`]), the Mandelbrot refinement graph with its CPU model
 //! ([`refine`]) and the PNG picture the demo renders with it ([`picture`]),
 //! the mesh-node picture ([`sierpinski`]), and the pass-through cost
-//! measurement ([`cmd_cost`]) with the cores it keeps busy ([`busy_cores`]).
+//! measurement ([`cmd_cost`]) with the cores it keeps busy ([`busy_cores`])
+//! and the CPUs it pins its threads to ([`cpus`]).
 
 pub mod busy_cores;
 pub mod cmd_cost;
+pub mod cpus;
 pub mod gpu;
 pub mod graph;
 pub mod hello;

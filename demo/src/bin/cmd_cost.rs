@@ -73,10 +73,12 @@ fn run() -> Result<(), String> {
     }
     println!("device: {}", rigs.device());
     println!(
-        "recording {} calls of each command per thread and repeat, {} repeats, rotating configurations, other cores {}",
+        "recording {} calls of each command per thread and repeat, {} repeats, rotating configurations, other cores {}, \
+         threads pinned to {} CPUs in turn",
         args.iters,
         args.repeats,
-        if args.idle_cores { "idle" } else { "busy" }
+        if args.idle_cores { "idle" } else { "busy" },
+        rigs.pinned_cpus()
     );
     let cores = cmd_cost::cores();
     let skipped = rigs.skipped();
@@ -91,27 +93,28 @@ fn run() -> Result<(), String> {
     }
     cmd_cost::print_scaling(&runs);
     if let Some(path) = &args.json {
-        std::fs::write(path, to_json(rigs.device(), &args, &runs, &skipped))
+        std::fs::write(path, to_json(rigs.device(), rigs.pinned_cpus(), &args, &runs, &skipped))
             .map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {path}");
     }
     Ok(())
 }
 
-/// `{device, iters, repeats, other_cores_busy, results, by_threads, skipped}`: `results` is
-/// the one-thread run (empty without one), as before threads were measured.
-fn to_json(device: &str, args: &Args, runs: &[ThreadRun], skipped: &[Skipped]) -> String {
+/// `{device, iters, repeats, other_cores_busy, pinned_cpus, results, by_threads, skipped}`:
+/// `results` is the one-thread run (empty without one), as before threads were measured.
+fn to_json(device: &str, pinned_cpus: usize, args: &Args, runs: &[ThreadRun], skipped: &[Skipped]) -> String {
     let single = runs.iter().find(|r| r.threads == 1).map(|r| costs_json(&r.costs)).unwrap_or_default();
     let by_threads: Vec<String> =
         runs.iter().map(|r| format!("{{\"threads\":{},\"results\":[{}]}}", r.threads, costs_json(&r.costs))).collect();
     let skipped: Vec<String> =
         skipped.iter().map(|s| format!("{{\"command\":{:?},\"why\":{:?}}}", s.command, s.why)).collect();
     format!(
-        "{{\"device\":{:?},\"iters\":{},\"repeats\":{},\"other_cores_busy\":{},\"results\":[{single}],\"by_threads\":[{}],\"skipped\":[{}]}}\n",
+        "{{\"device\":{:?},\"iters\":{},\"repeats\":{},\"other_cores_busy\":{},\"pinned_cpus\":{},\"results\":[{single}],\"by_threads\":[{}],\"skipped\":[{}]}}\n",
         device,
         args.iters,
         args.repeats,
         !args.idle_cores,
+        pinned_cpus,
         by_threads.join(","),
         skipped.join(",")
     )
