@@ -12,9 +12,10 @@
 //! what 16 do to within 2 ns in each of three processes, but with threads
 //! spinning on an integer loop in registers it still ran at the raised
 //! clock in two processes of five. `cmd_cost` has them record commands
-//! (see `PassThrough::measure_counts`); one thread still measures less
-//! than 16 there, in every process, the driver's own cost too (see
-//! `bench/README.md`).
+//! (see `PassThrough::measure_counts`), each pinned to one of the CPUs a
+//! round's measured threads leave free ([`crate::cpus`]): unpinned, the one
+//! measured thread stayed on whichever CPU they left free, and that CPU
+//! decided the process's one-thread figures (see `bench/README.md`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
