@@ -198,7 +198,7 @@ pub(super) unsafe extern "system" fn cmd_bind_pipeline(
         }
         true
     };
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     if !short(valid, bind) {
         general("vkCmdBindPipeline", valid, |state| {
@@ -218,7 +218,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets(
     dynamic_offsets: *const u32,
 ) {
     let call = BindSets { cb, bind_point, layout, first_set, set_count, sets, dynamic_offset_count, dynamic_offsets };
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let kept = !state.shadows(bind_point)
@@ -335,7 +335,7 @@ pub(super) unsafe extern "system" fn cmd_push_constants(
     };
     // SAFETY: the application's `size` bytes.
     let bytes = move || unsafe { slice(values.cast::<u8>(), size) };
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let kept = state.shadow(|s| s.push_constants_again(layout, stages, offset, bytes()));
@@ -514,7 +514,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set(
     // SAFETY: the application's array of valid writes.
     let list = move || unsafe { slice(writes, write_count) };
     let key = (bind_point, layout, set);
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         // SAFETY: valid writes.

@@ -25,7 +25,7 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets(
     buffer_indices: *const u32,
     offsets: *const vk::DeviceSize,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdSetDescriptorBufferOffsetsEXT", valid, || {
         recording(valid, |state| {
@@ -57,7 +57,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
     layout: vk::PipelineLayout,
     set: u32,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdBindDescriptorBufferEmbeddedSamplersEXT", valid, || {
         recording(valid, |state| {

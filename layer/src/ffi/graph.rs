@@ -251,7 +251,7 @@ pub(super) unsafe extern "system" fn cmd_initialize_scratch(
     scratch: vk::DeviceAddress,
     scratch_size: vk::DeviceSize,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdInitializeGraphScratchMemoryAMDX", valid, || {
         // SAFETY: valid command buffer.
@@ -448,7 +448,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph(
     scratch_size: vk::DeviceSize,
     count_info: *const amdx::DispatchGraphCountInfo,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdDispatchGraphAMDX", valid, || {
         const NAME: &str = "vkCmdDispatchGraphAMDX";
@@ -498,7 +498,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect(
     scratch_size: vk::DeviceSize,
     count_info: *const amdx::DispatchGraphCountInfo,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdDispatchGraphIndirectAMDX", valid, || {
         const NAME: &str = "vkCmdDispatchGraphIndirectAMDX";
@@ -525,7 +525,7 @@ pub(super) unsafe extern "system" fn cmd_dispatch_graph_indirect_count(
     scratch_size: vk::DeviceSize,
     count_info: vk::DeviceAddress,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdDispatchGraphIndirectCountAMDX", valid, || {
         const NAME: &str = "vkCmdDispatchGraphIndirectCountAMDX";

@@ -72,7 +72,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_sets2(
     let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_bind_descriptor_sets2_khr) };
     // SAFETY: the application's arrays.
     let sets = move || unsafe { slice(i.p_descriptor_sets, i.descriptor_set_count) };
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let Some(m6) = &state.device().dispatch.maintenance6 else { return true };
@@ -107,7 +107,7 @@ pub(super) unsafe extern "system" fn cmd_push_constants2(
     let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_push_constants2_khr) };
     // SAFETY: the application's `size` bytes.
     let bytes = move || unsafe { slice(i.p_values.cast::<u8>(), i.size) };
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let Some(m6) = &state.device().dispatch.maintenance6 else { return true };
@@ -136,7 +136,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set2(
     let Some(i) = (unsafe { info.as_ref() }) else { return forward_null(cb, |m6| m6.cmd_push_descriptor_set2_khr) };
     // SAFETY: the application's array of valid writes.
     let writes = move || unsafe { slice(i.p_descriptor_writes, i.descriptor_write_count) };
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     let kept = short(valid, |state| {
         let Some(m6) = &state.device().dispatch.maintenance6 else { return true };
@@ -203,7 +203,7 @@ fn forward_null<I>(
     cb: vk::CommandBuffer,
     entry: impl FnOnce(&ash::khr::maintenance6::DeviceFn) -> unsafe extern "system" fn(vk::CommandBuffer, *const I),
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("a VK_KHR_maintenance6 command", valid, || {
         recording(valid, |state| {
@@ -219,7 +219,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template2(
     cb: vk::CommandBuffer,
     info: *const vk::PushDescriptorSetWithTemplateInfoKHR<'static>,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdPushDescriptorSetWithTemplate2KHR", valid, || {
         recording(valid, |state| {
@@ -240,7 +240,7 @@ pub(super) unsafe extern "system" fn cmd_set_descriptor_buffer_offsets2(
     cb: vk::CommandBuffer,
     info: *const vk::SetDescriptorBufferOffsetsInfoEXT<'static>,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdSetDescriptorBufferOffsets2EXT", valid, || {
         recording(valid, |state| {
@@ -267,7 +267,7 @@ pub(super) unsafe extern "system" fn cmd_bind_descriptor_buffer_embedded_sampler
     cb: vk::CommandBuffer,
     info: *const vk::BindDescriptorBufferEmbeddedSamplersInfoEXT<'static>,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdBindDescriptorBufferEmbeddedSamplers2EXT", valid, || {
         recording(valid, |state| {

@@ -45,7 +45,7 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(
     cb: vk::CommandBuffer,
     info: *const vk::RenderingInfo<'static>,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdBeginRendering", valid, || {
         recording(valid, |state| {
@@ -81,7 +81,7 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(
 
 /// `vkCmdEndRendering` and `vkCmdEndRenderingKHR`.
 pub(super) unsafe extern "system" fn cmd_end_rendering(cb: vk::CommandBuffer) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdEndRendering", valid, || {
         recording(valid, |state| {
@@ -99,7 +99,7 @@ pub(super) unsafe extern "system" fn cmd_set_viewport(
     count: u32,
     viewports: *const vk::Viewport,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdSetViewport", valid, || {
         recording(valid, |state| {
@@ -118,7 +118,7 @@ pub(super) unsafe extern "system" fn cmd_set_scissor(
     count: u32,
     scissors: *const vk::Rect2D,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdSetScissor", valid, || {
         recording(valid, |state| {
@@ -298,7 +298,7 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass(
     begin: *const vk::RenderPassBeginInfo<'static>,
     contents: vk::SubpassContents,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdBeginRenderPass", valid, || {
         recording(valid, |state| {
@@ -319,7 +319,7 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
     begin: *const vk::RenderPassBeginInfo<'static>,
     subpass: *const vk::SubpassBeginInfo<'static>,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdBeginRenderPass2", valid, || {
         recording(valid, |state| {
@@ -335,7 +335,7 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
 }
 
 pub(super) unsafe extern "system" fn cmd_end_render_pass(cb: vk::CommandBuffer) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdEndRenderPass", valid, || {
         recording(valid, |state| {
@@ -351,7 +351,7 @@ pub(super) unsafe extern "system" fn cmd_end_render_pass2(
     cb: vk::CommandBuffer,
     end: *const vk::SubpassEndInfo<'static>,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdEndRenderPass2", valid, || {
         recording(valid, |state| {

@@ -140,7 +140,7 @@ pub(super) unsafe extern "system" fn cmd_push_descriptor_set_with_template(
     set: u32,
     data: *const c_void,
 ) {
-    // SAFETY: the application's command buffer.
+    // SAFETY: this command's own command buffer (the application synchronises it).
     let valid = unsafe { ValidCommandBuffer::new(cb) };
     guard_command("vkCmdPushDescriptorSetWithTemplateKHR", valid, || {
         recording(valid, |state| {
