@@ -9,13 +9,14 @@ use super::lookup::{device_of, with_command_buffer, ValidCommandBuffer};
 use super::pipelines::node_stage;
 use super::{c_str, slice};
 use crate::amdx;
-use crate::device::{CommandBufferState, DeviceState, StatusSlot};
+use crate::device::{DeviceState, StatusSlot};
 use crate::graph::driver::placeholder_pipeline;
 use crate::graph::entry::{MAX_HOST_BYTES, MAX_HOST_RECORDS};
 use crate::graph::pipeline::{create_graph, GraphPipeline, MetaPipelines};
 use crate::graph::record::{self, DispatchArgs, EntryInput, IndirectSource, Recorded};
 use crate::graph::scratch::ScratchTarget;
 use crate::graph::status::StatusTarget;
+use crate::state::command_buffer::Shadow;
 use ash::vk;
 use std::sync::Arc;
 
@@ -345,7 +346,10 @@ unsafe fn host_inputs<'a>(
 /// nothing can be recorded.
 struct DispatchContext {
     state: Arc<DeviceState>,
-    cb_state: CommandBufferState,
+    /// What the command buffer has bound (a copy: see [`dispatch_context`]).
+    shadow: Shadow,
+    /// A graph dispatch was recorded in the command buffer before this one.
+    after_graph: bool,
     graph: Arc<GraphPipeline>,
     target: ScratchTarget,
     meta: Arc<MetaPipelines>,
@@ -356,12 +360,12 @@ impl DispatchContext {
         DispatchArgs {
             device: &self.state,
             cb,
-            cb_state: &self.cb_state,
+            cb_state: &self.shadow,
             graph: &self.graph,
             meta: &self.meta,
             target: self.target,
             status,
-            after_graph: self.cb_state.graphs_recorded > 0,
+            after_graph: self.after_graph,
         }
     }
 
@@ -397,11 +401,6 @@ fn dispatch_context(
     let cb = valid.handle();
     // SAFETY: a valid command buffer.
     let state = unsafe { device_of(cb) }?;
-    // SAFETY: the dispatch command's own command buffer.
-    let mut cb_state = unsafe { with_command_buffer(&state, cb, |s| s.clone()) };
-    // The copy's graph bind point gets its mirrored pushes; the command
-    // buffer's own state keeps them mirrored for its next pushes.
-    cb_state.settle();
     if state.command_buffer(cb).secondary {
         tracing::error!(
             "{name}: {cb:?} is a secondary command buffer; graph dispatches are only allowed in primary \
@@ -409,9 +408,17 @@ fn dispatch_context(
         );
         return None;
     }
-    let graph = graph_of(&state, cb_state.graph.pipeline, name)?;
+    // The shadow alone: the status slots of the dispatches recorded before
+    // grow with every one of them.
+    // SAFETY: the dispatch command's own command buffer.
+    let (mut shadow, after_graph) =
+        unsafe { with_command_buffer(&state, cb, |s| (s.shadow.clone(), s.graphs_recorded > 0)) };
+    // The copy's graph bind point gets its mirrored pushes; the command
+    // buffer's own state keeps them mirrored for its next pushes.
+    shadow.settle();
+    let graph = graph_of(&state, shadow.graph.pipeline, name)?;
     if graph.has_mesh_nodes() {
-        let why = match (&cb_state.rendering, &cb_state.render_pass) {
+        let why = match (&shadow.rendering, &shadow.render_pass) {
             (None, None) => Some("outside a render pass instance"),
             (Some(r), _) if r.flags.contains(vk::RenderingFlags::SUSPENDING) => {
                 Some("inside a rendering instance begun with VK_RENDERING_SUSPENDING_BIT")
@@ -439,7 +446,7 @@ fn dispatch_context(
         return None;
     };
     let meta = state.meta_pipelines().map_err(|e| tracing::error!("{name}: {e}; nothing recorded")).ok()?;
-    Some(DispatchContext { state, cb_state, graph, target, meta })
+    Some(DispatchContext { state, shadow, after_graph, graph, target, meta })
 }
 
 pub(super) unsafe extern "system" fn cmd_dispatch_graph(
