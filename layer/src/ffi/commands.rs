@@ -5,7 +5,7 @@
 
 use super::guard::guard_result;
 use super::hook::{general, short};
-use super::lookup::{device_of, with_command_buffer, Recording, ValidCommandBuffer};
+use super::lookup::{device_of, with_command_buffer, with_entry, Recording, ValidCommandBuffer};
 use super::objects::forget_then_forward;
 use super::slice;
 use crate::amdx::PIPELINE_BIND_POINT_EXECUTION_GRAPH;
@@ -142,7 +142,7 @@ pub(super) unsafe extern "system" fn reset_command_pool(
                     // SAFETY: the application synchronises the pool's use
                     // with this command, and so every command of its
                     // command buffers (each one's "Host Synchronization").
-                    unsafe { (*entry.state.get()).reset() };
+                    unsafe { with_entry(entry, |s| s.reset()) };
                     staging.release(*cb);
                 }
             }

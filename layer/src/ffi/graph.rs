@@ -5,7 +5,7 @@
 
 use super::chain::find_in_chain;
 use super::guard::{guard_command, guard_result};
-use super::lookup::{device_of, with_command_buffer, ValidCommandBuffer};
+use super::lookup::{device_of, with_command_buffer, with_entry, ValidCommandBuffer};
 use super::pipelines::node_stage;
 use super::{c_str, slice};
 use crate::amdx;
@@ -401,7 +401,8 @@ fn dispatch_context(
     let cb = valid.handle();
     // SAFETY: a valid command buffer.
     let state = unsafe { device_of(cb) }?;
-    if state.command_buffer(cb).secondary {
+    let entry = state.command_buffer(cb);
+    if entry.secondary {
         tracing::error!(
             "{name}: {cb:?} is a secondary command buffer; graph dispatches are only allowed in primary \
              command buffers (VK_AMDX_shader_enqueue revision 2); nothing recorded"
@@ -411,8 +412,7 @@ fn dispatch_context(
     // The shadow alone: the status slots of the dispatches recorded before
     // grow with every one of them.
     // SAFETY: the dispatch command's own command buffer.
-    let (mut shadow, after_graph) =
-        unsafe { with_command_buffer(&state, cb, |s| (s.shadow.clone(), s.graphs_recorded > 0)) };
+    let (mut shadow, after_graph) = unsafe { with_entry(&entry, |s| (s.shadow.clone(), s.graphs_recorded > 0)) };
     // The copy's graph bind point gets its mirrored pushes; the command
     // buffer's own state keeps them mirrored for its next pushes.
     shadow.settle();

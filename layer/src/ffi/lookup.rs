@@ -85,7 +85,17 @@ pub(super) unsafe fn with_command_buffer<R>(
     cb: vk::CommandBuffer,
     f: impl FnOnce(&mut CommandBufferState) -> R,
 ) -> R {
-    let entry = device.command_buffer(cb);
+    // SAFETY: caller's contract.
+    unsafe { with_entry(&device.command_buffer(cb), f) }
+}
+
+/// Runs `f` on the recording state of `entry`, found already (every
+/// mutable access to a command buffer's state goes through here).
+///
+/// # Safety
+/// As [`with_command_buffer`]'s, for `entry`'s command buffer.
+#[inline(always)]
+pub(super) unsafe fn with_entry<R>(entry: &CommandBufferEntry, f: impl FnOnce(&mut CommandBufferState) -> R) -> R {
     // SAFETY: no other thread reaches the state while the application
     // synchronises this command, and no other access of this thread is
     // alive (caller's contract).
@@ -132,7 +142,7 @@ impl<'a> Recording<'a> {
         // SAFETY: a `Recording` is made for a hook of its command buffer
         // (`ValidCommandBuffer`), which the application synchronises with
         // every other use of it; this thread's one access (`&mut self`).
-        f(unsafe { &mut *self.state.state.get() })
+        unsafe { with_entry(self.state, f) }
     }
 }
 
