@@ -26,8 +26,8 @@
 //! other use of the buffer (see `crate::device::CommandBufferEntry`), and
 //! the layer reaches the state only from such commands: a hook's
 //! [`Recording`], made from a [`ValidCommandBuffer`], and
-//! [`with_command_buffer`] mutably, [`with_submitted`] to read at a
-//! submission. Inside a hook, [`Recording::shadow`] takes the recording
+//! [`with_command_buffer`] mutably (both through [`with_entry`]),
+//! [`with_submitted`] to read at a submission. Inside a hook, [`Recording::shadow`] takes the recording
 //! mutably, so the compiler rules out a second access nested in the first.
 //!
 //! A slot's pointers stay valid while nothing is retired: the device's map
@@ -102,22 +102,17 @@ pub(super) unsafe fn with_entry<R>(entry: &CommandBufferEntry, f: impl FnOnce(&m
     f(unsafe { &mut *entry.state.get() })
 }
 
-/// Runs `f` on the recording state of a command buffer being submitted,
-/// where the layer knows it.
+/// Runs `f` on the recording state of `entry`, a command buffer being
+/// submitted.
 ///
 /// # Safety
-/// `cb` is an element of a valid submission's command buffers: executable
-/// or pending, so no command records, begins, resets or frees it while the
-/// submission runs (`vkQueueSubmit`'s valid usage); other submissions of it
-/// only read.
-pub(super) unsafe fn with_submitted<R>(
-    device: &DeviceState,
-    cb: vk::CommandBuffer,
-    f: impl FnOnce(&CommandBufferState) -> R,
-) -> Option<R> {
-    let entry = device.command_buffers.read().get(&cb).cloned()?;
+/// `entry`'s command buffer is an element of a valid submission's command
+/// buffers: executable or pending, so no command records, begins, resets or
+/// frees it while the submission runs (`vkQueueSubmit`'s valid usage);
+/// other submissions of it only read.
+pub(super) unsafe fn with_submitted<R>(entry: &CommandBufferEntry, f: impl FnOnce(&CommandBufferState) -> R) -> R {
     // SAFETY: nothing changes the state while it is submitted (caller's contract).
-    Some(f(unsafe { &*entry.state.get() }))
+    f(unsafe { &*entry.state.get() })
 }
 
 /// A command buffer being recorded: its device (the hooks forward through

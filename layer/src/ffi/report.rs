@@ -214,10 +214,11 @@ const MAX_PENDING: usize = 4096;
 /// `buffers` are the command buffers of a valid submission (see
 /// [`with_submitted`]).
 unsafe fn submitted_slots(state: &DeviceState, buffers: impl Iterator<Item = vk::CommandBuffer>) -> Vec<StatusSlot> {
+    let map = state.command_buffers.read();
     buffers
+        .filter_map(|cb| map.get(&cb))
         // SAFETY: a submission's command buffers (caller's contract).
-        .filter_map(|cb| unsafe { with_submitted(state, cb, |s| s.status_slots.clone()) })
-        .flatten()
+        .flat_map(|entry| unsafe { with_submitted(entry, |s| s.status_slots.clone()) })
         .collect()
 }
 
